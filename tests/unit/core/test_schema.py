@@ -1,0 +1,110 @@
+"""The type-hint-driven loader on its own, with a small dataclass."""
+
+import dataclasses
+from typing import Optional
+
+from hypothesis import given
+from hypothesis import strategies as st
+from oslotest import base
+
+from contention import schema
+
+
+@dataclasses.dataclass(frozen=True)
+class Inner:
+    level: str = dataclasses.field(metadata=dict(choices=('low', 'high')))
+
+
+@dataclasses.dataclass(frozen=True)
+class Outer:
+    count: int = dataclasses.field(metadata=schema.non_negative())
+    ratio: Optional[float] = None
+    flag: bool = False
+    ids: tuple[int, ...] = dataclasses.field(default=(),
+                                             metadata=schema.non_negative())
+    per_node: dict[int, float] = dataclasses.field(default_factory=dict)
+    tallies: dict[str, int] = dataclasses.field(
+        default_factory=dict, metadata=schema.non_negative())
+    inner: Optional[Inner] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Ambiguous:
+    value: Optional[int | str] = None
+
+
+def _load(data):
+    return schema.load(Outer, data, 'x')
+
+
+class TestLoad(base.BaseTestCase):
+
+    def assertInvalid(self, data, path, problem):
+        exc = self.assertRaises(schema.InvalidData, _load, data)
+        self.assertEqual((path, problem), (exc.path, exc.problem))
+
+    def test_defaults_fill_missing_optional_fields(self):
+        self.assertEqual(Outer(count=3), _load({'count': 3}))
+
+    def test_everything(self):
+        loaded = _load({'count': 1, 'ratio': 2, 'flag': True, 'ids': [3, 4],
+                        'per_node': {'0': 1.5, '-1': 2.0},
+                        'tallies': {'a': 0}, 'inner': {'level': 'high'}})
+        self.assertEqual(Outer(1, 2.0, True, (3, 4), {0: 1.5, -1: 2.0},
+                               {'a': 0}, Inner('high')), loaded)
+        self.assertIsInstance(loaded.ratio, float)
+
+    def test_integral_float_is_an_integer(self):
+        self.assertEqual(7, _load({'count': 7.0}).count)
+        self.assertInvalid({'count': 7.5}, 'x.count',
+                           'expected an integer, got 7.5')
+
+    def test_minimum_applies_to_tuple_items_and_dict_values(self):
+        self.assertInvalid({'count': 0, 'ids': [1, -2]}, 'x.ids',
+                           'must be >= 0, got -2')
+        self.assertInvalid({'count': 0, 'tallies': {'a': 1, 'b': -1}},
+                           'x.tallies', 'must be >= 0, got -1')
+
+    def test_integer_keys_must_be_canonical(self):
+        for key in ('01', ' 1', '+1', '-0', '1_0', '1.0', '', '\u0661'):
+            self.assertInvalid({'count': 0, 'per_node': {key: 1.0}},
+                               'x.per_node[%r]' % key,
+                               'key must be an integer')
+
+    def test_nested_choice(self):
+        self.assertInvalid({'count': 0, 'inner': {'level': 'mid'}},
+                           'x.inner.level',
+                           "must be one of 'low', 'high', got 'mid'")
+
+    def test_nested_not_an_object(self):
+        self.assertInvalid({'count': 0, 'inner': 'high'}, 'x.inner',
+                           'expected an object, got str')
+
+    def test_unknown_fields_are_listed_sorted(self):
+        self.assertInvalid({'count': 0, 'zeta': 1, 'alpha': 2}, 'x',
+                           'unknown field(s) alpha, zeta')
+
+    def test_unsupported_union_is_a_programming_error(self):
+        self.assertRaises(TypeError, schema.load, Ambiguous, {'value': 1},
+                          'a')
+
+    @given(st.integers(min_value=-10 ** 30, max_value=10 ** 30))
+    def test_any_integer_key_round_trips_through_its_json_spelling(self,
+                                                                   key):
+        loaded = _load({'count': 0, 'per_node': {str(key): 1.0}})
+        self.assertEqual({key: 1.0}, loaded.per_node)
+
+    @given(st.text(max_size=4))
+    def test_a_key_loads_only_if_it_is_the_json_spelling_of_an_int(self,
+                                                                   key):
+        try:
+            loaded = _load({'count': 0, 'per_node': {key: 1.0}})
+        except schema.InvalidData:
+            return
+        (number,) = loaded.per_node
+        self.assertEqual(key, str(number))
+
+    def test_dump_is_the_inverse_of_load(self):
+        data = {'count': 1, 'ratio': None, 'flag': False, 'ids': (2,),
+                'per_node': {0: 1.0}, 'tallies': {}, 'inner': None}
+        self.assertEqual(data, schema.dump(_load(data)))
