@@ -1,0 +1,86 @@
+"""The collector service: a batch notification listener and retention.
+
+Several collectors may run against one store: give them the same
+``[collector] pool`` and the bus hands each report to one of them; the
+store's unique keys make a report that still arrives twice harmless.
+"""
+
+import threading
+
+from oslo_log import log as logging
+import oslo_messaging
+
+from contention.collector import endpoint as endpoint_mod
+
+LOG = logging.getLogger(__name__)
+
+
+def make_listener(transport, store, topic, pool, batch_size, batch_timeout):
+    """An unstarted batch listener writing to ``store``.
+
+    ``allow_requeue`` lets the endpoint hand a batch back when the
+    database is unavailable; the threading executor runs the endpoint in a
+    worker thread, so the SQL driver's blocking calls are fine.
+    """
+    return oslo_messaging.get_batch_notification_listener(
+        transport, [oslo_messaging.Target(topic=topic)],
+        [endpoint_mod.ReportEndpoint(store)], executor='threading',
+        allow_requeue=True, pool=pool, batch_size=batch_size,
+        batch_timeout=batch_timeout)
+
+
+class RetentionLoop:
+    """Enforce the store's history limits every ``interval`` seconds."""
+
+    def __init__(self, store, interval):
+        self.store = store
+        self.interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='retention')
+
+    def start(self):
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+    def run_once(self):
+        try:
+            deleted = self.store.enforce_retention()
+        except Exception:
+            # A failed pass is retried at the next interval; the listener
+            # must keep running meanwhile.
+            LOG.exception('Retention pass failed')
+            return None
+        if deleted:
+            LOG.info('Retention removed %d rows', deleted)
+        return deleted
+
+    def _run(self):
+        while not self._stop.wait(self.interval):
+            self.run_once()
+
+
+class CollectorService:
+    """The listener plus the retention loop, started and stopped together."""
+
+    def __init__(self, conf, store, transport=None):
+        self.store = store
+        self.transport = transport or (
+            oslo_messaging.get_notification_transport(conf))
+        c = conf.collector
+        self.listener = make_listener(self.transport, store, c.topic, c.pool,
+                                      c.batch_size, c.batch_timeout)
+        self.retention = RetentionLoop(store, c.retention_interval)
+
+    def start(self):
+        self.listener.start()
+        self.retention.start()
+        LOG.info('Collecting host reports')
+
+    def stop(self):
+        self.listener.stop()
+        self.listener.wait()
+        self.retention.stop()

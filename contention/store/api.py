@@ -1,0 +1,493 @@
+"""The telemetry store: what the collector writes and the plugins read.
+
+One store behind any SQLAlchemy URL (SQLite embedded by default,
+PostgreSQL or MySQL in production). Writes go through :meth:`ingest`, one
+transaction per batch, so a batch is stored whole or not at all and the
+collector acknowledges its messages only after the commit. Reads return the
+core's dataclasses (:class:`~contention.report.HostReport`) so Nova's
+weigher, Watcher's strategies and ``contention-status`` never see SQL.
+
+See ``doc/store.md`` for the operator's view and the design decisions.
+"""
+
+import collections
+import dataclasses
+import os
+import threading
+import time
+from typing import Optional
+
+import alembic.command
+import alembic.config
+import sqlalchemy as sa
+from sqlalchemy import pool as sa_pool
+
+from contention.store import codec
+from contention.store import dialects
+from contention.store import models
+
+DEFAULT_URL = 'sqlite:////var/lib/contention/telemetry.sqlite'
+#: Weight of a new sample in an image's rolling means: about the last
+#: 1 / alpha samples count, so a profile follows an image whose workload
+#: changes, without being swayed by one odd interval.
+DEFAULT_PROFILE_ALPHA = 0.1
+_CHUNK = 500
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageProfile:
+    """What instances of one Glance image did so far (rolling means)."""
+
+    image_id: str
+    mpki: Optional[float]
+    mf: Optional[float]
+    ipc: Optional[float]
+    merlin_class: Optional[str]
+    #: Instance samples folded in (including ones without counters).
+    samples: int
+    #: When the profile last changed, seconds since the epoch.
+    updated_at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceSampleRow:
+    """One instance in one stored report, flattened for history queries."""
+
+    timestamp: float
+    host: str
+    uuid: str
+    image_id: Optional[str]
+    vcpus: int
+    memory_mib: int
+    #: NUMA node most of its vCPUs ran on (else most of its memory), or
+    #: None when the report said neither.
+    node: Optional[int]
+    mpki: Optional[float]
+    mf: Optional[float]
+    ipc: Optional[float]
+    llc_misses_per_s: Optional[float]
+    cpu_util: Optional[float]
+    merlin_class: Optional[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class MoveRecord:
+    """An instance moved between hosts by an action (``origin`` says who)."""
+
+    uuid: str
+    source_host: str
+    dest_host: str
+    moved_at: float
+    origin: str
+
+
+@dataclasses.dataclass(frozen=True)
+class IngestResult:
+    """What one :meth:`TelemetryStore.ingest` did with its reports.
+
+    The three add up to the number of reports given: ``accepted`` were new
+    and are now their host's latest; ``stale`` were new and stored in the
+    history, but an equal-or-newer report of their host was already latest
+    (out-of-order delivery); ``duplicates`` were already stored (same host
+    and timestamp) and changed nothing.
+    """
+
+    accepted: int = 0
+    duplicates: int = 0
+    stale: int = 0
+
+
+def open_store(url=DEFAULT_URL, *, history_max_age_s=7 * 86400,
+               history_max_rows_per_host=10000,
+               profile_alpha=DEFAULT_PROFILE_ALPHA):
+    """A :class:`TelemetryStore` on ``url`` (any SQLAlchemy URL)."""
+    return TelemetryStore(_engine(url),
+                          history_max_age_s=history_max_age_s,
+                          history_max_rows_per_host=history_max_rows_per_host,
+                          profile_alpha=profile_alpha)
+
+
+def _engine(url):
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != 'sqlite':
+        return sa.create_engine(url, pool_pre_ping=True)
+    path = parsed.database
+    if not path or path == ':memory:':
+        # One shared connection, or every checkout sees an empty database.
+        return sa.create_engine(
+            url, poolclass=sa_pool.StaticPool,
+            connect_args={'check_same_thread': False})
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ValueError('telemetry store %s: directory %s does not exist'
+                         % (url, directory))
+    engine = sa.create_engine(url, connect_args={'timeout': 30})
+
+    @sa.event.listens_for(engine, 'connect')
+    def _pragmas(dbapi_conn, _record):
+        # WAL: readers (status, plugins) never block the collector.
+        cursor = dbapi_conn.cursor()
+        cursor.execute('PRAGMA journal_mode=WAL')
+        cursor.execute('PRAGMA synchronous=NORMAL')
+        cursor.close()
+    return engine
+
+
+def dominant_node(record, topology):
+    """The NUMA node an instance mostly runs on (vCPUs, else memory)."""
+    votes = collections.Counter(
+        topology.node_of_cpu(cpu) for cpu in record.vcpu_cpus)
+    if votes:
+        return min(votes, key=lambda n: (-votes[n], n))
+    if record.memory_mib_per_node:
+        memory = record.memory_mib_per_node
+        return min(memory, key=lambda n: (-memory[n], n))
+    return None
+
+
+def _ewma(values, alpha):
+    """(initial mean, decay, add) of folding ``values`` in, in order.
+
+    Starting from a previous mean ``p`` the result is ``p * decay + add``;
+    with no previous mean it is the initial mean (the first value, then
+    the rest folded in).
+    """
+    if not values:
+        return None, 1.0, 0.0
+    decay, add = 1.0, 0.0
+    for value in values:
+        decay *= 1.0 - alpha
+        add = add * (1.0 - alpha) + alpha * value
+    initial = values[0]
+    for value in values[1:]:
+        initial = initial * (1.0 - alpha) + alpha * value
+    return initial, decay, add
+
+
+class TelemetryStore:
+    """Reports, history, image profiles, counters and moves in one database.
+
+    Thread-safe: every call checks a connection out of SQLAlchemy's pool.
+    Safe for several collectors on one database: duplicates and races are
+    settled by the database's unique keys and conditional upserts.
+    """
+
+    def __init__(self, engine, *, history_max_age_s=7 * 86400,
+                 history_max_rows_per_host=10000,
+                 profile_alpha=DEFAULT_PROFILE_ALPHA):
+        if history_max_rows_per_host < 1:
+            raise ValueError('history_max_rows_per_host must be >= 1')
+        if not 0 < profile_alpha <= 1:
+            raise ValueError('profile_alpha must be in (0, 1]')
+        self.engine = engine
+        self.history_max_age_s = history_max_age_s
+        self.history_max_rows_per_host = history_max_rows_per_host
+        self.profile_alpha = profile_alpha
+        # Decoded latest reports by host: {host: (timestamp, HostReport)}.
+        # A reader that asks again only decodes hosts that reported since.
+        self._decoded = {}
+        self._decoded_lock = threading.Lock()
+
+    # -- schema ---------------------------------------------------------
+
+    def upgrade(self, revision='head'):
+        """Create or migrate the schema (alembic ``upgrade head``)."""
+        self._migrate(alembic.command.upgrade, revision)
+
+    def downgrade(self, revision):
+        """Migrate the schema back to ``revision`` ('base' = empty)."""
+        self._migrate(alembic.command.downgrade, revision)
+
+    def _migrate(self, command, revision):
+        config = alembic.config.Config()
+        config.set_main_option('script_location',
+                               'contention.store:migrations')
+        with self.engine.begin() as conn:
+            config.attributes['connection'] = conn
+            command(config, revision)
+
+    def schema_revision(self):
+        """The alembic revision the database is at (None = empty)."""
+        from alembic.runtime import migration
+        with self.engine.connect() as conn:
+            return migration.MigrationContext.configure(
+                conn).get_current_revision()
+
+    # -- writing --------------------------------------------------------
+
+    def ingest(self, reports, now=None, rejections=None):
+        """Store validated reports in one transaction; see IngestResult.
+
+        ``rejections`` ({reason: n}) are counted in the same transaction,
+        so a batch the collector retries is never counted twice.
+        """
+        now = time.time() if now is None else now
+        if not reports:
+            if rejections:
+                self._count_rejections(rejections)
+            return IngestResult()
+        # Sorted, so concurrent batches take row locks in the same order
+        # and cannot deadlock each other.
+        ordered = sorted(reports, key=lambda r: (r.host, r.timestamp))
+        unique = {}
+        for report in ordered:
+            unique.setdefault((report.host, report.timestamp), report)
+        bodies = {key: codec.encode(report) for key, report in unique.items()}
+        rows = [{'host': h, 'timestamp': t, 'received_at': now,
+                 'body': bodies[(h, t)]} for (h, t) in unique]
+        with self.engine.begin() as conn:
+            inserted = {}
+            for start in range(0, len(rows), _CHUNK):
+                inserted.update(dialects.insert_new_reports(
+                    conn, models.reports, rows[start:start + _CHUNK]))
+            new = [unique[key] for key in unique if key in inserted]
+            self._insert_samples(conn, new, inserted)
+            newest = {}
+            for report in new:
+                newest[report.host] = report        # sorted: last is newest
+            latest_rows = [{'host': r.host, 'timestamp': r.timestamp,
+                            'received_at': now,
+                            'body': bodies[(r.host, r.timestamp)]}
+                           for r in newest.values()]
+            promoted = set()
+            for start in range(0, len(latest_rows), _CHUNK):
+                promoted |= dialects.upsert_newer(
+                    conn, models.latest_reports,
+                    latest_rows[start:start + _CHUNK])
+            self._update_profiles(conn, new, now)
+            accepted = sum(1 for r in newest.values() if r.host in promoted)
+            result = IngestResult(accepted=accepted,
+                                  duplicates=len(reports) - len(new),
+                                  stale=len(new) - accepted)
+            counts = {name: n for name, n in dataclasses.asdict(
+                result).items() if n}
+            for reason, n in (rejections or {}).items():
+                counts['rejected:%s' % reason] = n
+            dialects.add_to_counters(conn, models.ingestion_counters, counts)
+        return result
+
+    def _insert_samples(self, conn, reports, ids):
+        rows = []
+        for report in reports:
+            report_id = ids[(report.host, report.timestamp)]
+            for rec in report.instances:
+                m = rec.metrics
+                rows.append({
+                    'report_id': report_id, 'host': report.host,
+                    'timestamp': report.timestamp, 'uuid': rec.uuid,
+                    'image_id': rec.image_id, 'vcpus': rec.vcpus,
+                    'memory_mib': rec.memory_mib,
+                    'node': dominant_node(rec, report.topology),
+                    'mpki': m.mpki, 'mf': m.mf, 'ipc': m.ipc,
+                    'llc_misses_per_s': m.llc_misses_per_s,
+                    'cpu_util': m.cpu_util,
+                    'merlin_class': rec.merlin_class})
+        if rows:
+            conn.execute(sa.insert(models.instance_samples), rows)
+
+    def _update_profiles(self, conn, reports, now):
+        by_image = collections.defaultdict(list)
+        for report in sorted(reports, key=lambda r: r.timestamp):
+            for rec in report.instances:
+                if rec.image_id:
+                    by_image[rec.image_id].append(rec)
+        for image_id in sorted(by_image):
+            records = by_image[image_id]
+            row = {'image_id': image_id, 'samples': len(records),
+                   'updated_at': now, 'merlin_class': None}
+            decay, add = {}, {}
+            for metric in ('mpki', 'mf', 'ipc'):
+                values = [getattr(r.metrics, metric) for r in records]
+                row[metric], decay[metric], add[metric] = _ewma(
+                    [v for v in values if v is not None], self.profile_alpha)
+            for rec in records:
+                row['merlin_class'] = rec.merlin_class or row['merlin_class']
+            dialects.update_profile(conn, models.image_profiles, row,
+                                    decay, add)
+
+    def record_rejection(self, reason, n=1):
+        """Count ``n`` reports rejected for ``reason`` (``rejected:<reason>``)."""
+        self._count_rejections({reason: n})
+
+    def _count_rejections(self, rejections):
+        with self.engine.begin() as conn:
+            dialects.add_to_counters(conn, models.ingestion_counters, {
+                'rejected:%s' % reason: n
+                for reason, n in rejections.items()})
+
+    def record_moves(self, moves):
+        """Remember instance moves (Watcher actions call this on success)."""
+        if not moves:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(models.moves),
+                         [dataclasses.asdict(m) for m in moves])
+
+    def enforce_retention(self, now=None):
+        """Drop history older than the age limit or past the row limit.
+
+        Also drops the latest report of hosts silent for longer than the age
+        limit (decommissioned hosts), and moves older than it. Returns the
+        number of rows deleted.
+        """
+        now = time.time() if now is None else now
+        cutoff = now - self.history_max_age_s
+        r, s = models.reports, models.instance_samples
+        ranked = sa.select(
+            r.c.id, sa.func.row_number().over(
+                partition_by=r.c.host,
+                order_by=r.c.timestamp.desc()).label('rank')).subquery()
+        doomed = sa.select(r.c.id).where(r.c.timestamp < cutoff).union(
+            sa.select(ranked.c.id).where(
+                ranked.c.rank > self.history_max_rows_per_host))
+        deleted = 0
+        with self.engine.begin() as conn:
+            ids = [row.id for row in conn.execute(doomed)]
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start:start + _CHUNK]
+                deleted += conn.execute(sa.delete(s).where(
+                    s.c.report_id.in_(chunk))).rowcount
+                deleted += conn.execute(sa.delete(r).where(
+                    r.c.id.in_(chunk))).rowcount
+            latest = models.latest_reports
+            deleted += conn.execute(sa.delete(latest).where(
+                latest.c.timestamp < cutoff)).rowcount
+            deleted += conn.execute(sa.delete(models.moves).where(
+                models.moves.c.moved_at < cutoff)).rowcount
+        return deleted
+
+    # -- reading --------------------------------------------------------
+
+    def latest_reports(self, hosts=None, max_age_s=None, now=None):
+        """{host: newest HostReport}, optionally only fresh ones.
+
+        ``hosts`` limits the answer to those names (unknown ones are simply
+        absent); ``max_age_s`` drops reports whose timestamp is older than
+        ``now - max_age_s``.
+        """
+        latest = models.latest_reports
+        query = sa.select(latest.c.host, latest.c.timestamp)
+        if max_age_s is not None:
+            now = time.time() if now is None else now
+            query = query.where(latest.c.timestamp >= now - max_age_s)
+        with self.engine.connect() as conn:
+            if hosts is None:
+                stamps = dict(conn.execute(query).all())
+            else:
+                hosts = sorted(set(hosts))
+                stamps = {}
+                for start in range(0, len(hosts), _CHUNK):
+                    stamps.update(conn.execute(query.where(
+                        latest.c.host.in_(hosts[start:start + _CHUNK]))).all())
+            with self._decoded_lock:
+                known = {h: self._decoded.get(h) for h in stamps}
+            stale = sorted(h for h, ts in stamps.items()
+                           if known[h] is None or known[h][0] != ts)
+            fresh = {}
+            for start in range(0, len(stale), _CHUNK):
+                rows = conn.execute(
+                    sa.select(latest.c.host, latest.c.body).where(
+                        latest.c.host.in_(stale[start:start + _CHUNK])))
+                for host, body in rows:
+                    report = codec.decode(body)
+                    fresh[host] = (report.timestamp, report)
+        with self._decoded_lock:
+            self._decoded.update(fresh)
+        result = {}
+        for host in stamps:
+            entry = fresh.get(host) or known[host]
+            result[host] = entry[1]
+        return result
+
+    def image_profile(self, image_id):
+        """The rolling profile of a Glance image, or None if never seen."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(models.image_profiles).where(
+                models.image_profiles.c.image_id == image_id)).first()
+        return ImageProfile(**row._mapping) if row else None
+
+    def instance_history(self, uuid, since=None):
+        """The instance's samples, oldest first, across hosts."""
+        s = models.instance_samples
+        query = sa.select(*[s.c[f.name] for f in dataclasses.fields(
+            InstanceSampleRow)]).where(s.c.uuid == uuid)
+        if since is not None:
+            query = query.where(s.c.timestamp >= since)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.order_by(s.c.timestamp, s.c.host))
+            return [InstanceSampleRow(**row._mapping) for row in rows]
+
+    def host_history(self, host, since=None):
+        """The host's stored reports, oldest first."""
+        r = models.reports
+        query = sa.select(r.c.body).where(r.c.host == host)
+        if since is not None:
+            query = query.where(r.c.timestamp >= since)
+        with self.engine.connect() as conn:
+            return [codec.decode(b) for b in conn.execute(
+                query.order_by(r.c.timestamp)).scalars()]
+
+    def training_samples(self, since=None, limit=None):
+        """Stored reports of all hosts, oldest first, for model training."""
+        r = models.reports
+        query = sa.select(r.c.body)
+        if since is not None:
+            query = query.where(r.c.timestamp >= since)
+        query = query.order_by(r.c.timestamp, r.c.host)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [codec.decode(b) for b in conn.execute(query).scalars()]
+
+    def moves_since(self, t):
+        """Moves at or after ``t``, oldest first."""
+        m = models.moves
+        query = sa.select(m.c.uuid, m.c.source_host, m.c.dest_host,
+                          m.c.moved_at, m.c.origin).where(
+            m.c.moved_at >= t).order_by(m.c.moved_at, m.c.id)
+        with self.engine.connect() as conn:
+            return [MoveRecord(**row._mapping) for row in conn.execute(query)]
+
+    def ingestion_counters(self):
+        """{name: count}: accepted, duplicates, stale, rejected:<reason>."""
+        c = models.ingestion_counters
+        with self.engine.connect() as conn:
+            return dict(conn.execute(sa.select(c.c.name, c.c.value)).all())
+
+    def dispose(self):
+        """Close the pooled connections."""
+        self.engine.dispose()
+
+
+class CachedReader:
+    """Latest reports with one store round trip per TTL (Nova's weigher).
+
+    The weigher is called once per host per request; without a cache,
+    10,000 hosts would be 10,000 queries per boot. The reader fetches every
+    host's latest report at most once per ``ttl_s`` and answers from
+    memory in between; filtering by hosts and freshness happens on the
+    cached copy, so the answer is as fresh as the last fetch.
+    """
+
+    def __init__(self, store, ttl_s=10, clock=time.monotonic):
+        self.store = store
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._fetched_at = None
+        self._reports = {}
+
+    def latest_reports(self, hosts=None, max_age_s=None, now=None):
+        with self._lock:
+            tick = self.clock()
+            if self._fetched_at is None or tick - self._fetched_at >= self.ttl_s:
+                self._reports = self.store.latest_reports()
+                self._fetched_at = tick
+            reports = self._reports
+        if hosts is not None:
+            reports = {h: reports[h] for h in hosts if h in reports}
+        if max_age_s is not None:
+            now = time.time() if now is None else now
+            reports = {h: r for h, r in reports.items()
+                       if r.timestamp >= now - max_age_s}
+        return dict(reports)

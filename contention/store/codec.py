@@ -1,0 +1,120 @@
+"""Fast encoding of host reports to and from stored JSON.
+
+Reports are validated once, when the collector receives them
+(:meth:`HostReport.from_dict`). What the store wrote itself is trusted on
+the way back, so decoding skips validation, and encoding skips
+``dataclasses.asdict``'s deep copies: both walk a plan derived once per
+dataclass from its type hints, so they follow the schema in
+:mod:`contention.report` without restating it. On a 40-instance report
+this is several times faster than ``to_dict``/``from_dict``, which is what
+lets one collector store over a thousand reports a second and the readers
+decode thousands of hosts per request.
+
+Stored form: compact JSON of the report's dict (exactly what ``to_dict``
+gives, so any JSON tool can read it), zlib-compressed (a 40-instance report
+shrinks from about 30 KiB to 4 KiB).
+"""
+
+import dataclasses
+import json
+import types
+import typing
+import zlib
+
+from contention import report as report_mod
+
+_SCALAR, _DATACLASS, _TUPLE, _TUPLE_DC, _DICT, _DICT_INT, _OPT_DC = range(7)
+
+_PLANS = {}
+
+
+def _kind(hint):
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1 and dataclasses.is_dataclass(inner[0]):
+            return _OPT_DC, inner[0]
+        return _kind(inner[0]) if len(inner) == 1 else (_SCALAR, None)
+    if origin is tuple:
+        if dataclasses.is_dataclass(args[0]):
+            return _TUPLE_DC, args[0]
+        return _TUPLE, None
+    if origin is dict:
+        return (_DICT_INT if args[0] is int else _DICT), None
+    if dataclasses.is_dataclass(hint):
+        return _DATACLASS, hint
+    return _SCALAR, None
+
+
+def _plan(cls):
+    plan = _PLANS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        fields = tuple((f.name,) + _kind(hints[f.name])
+                       for f in dataclasses.fields(cls))
+        # Building through __dict__ skips the frozen __init__'s
+        # object.__setattr__ per field; only safe for plain dataclasses.
+        plain = not hasattr(cls, '__slots__') and not hasattr(
+            cls, '__post_init__')
+        plan = _PLANS[cls] = (fields, plain)
+    return plan
+
+
+def to_plain(obj):
+    """The dict of a dataclass, equal to ``dataclasses.asdict(obj)``."""
+    fields, _plain = _plan(type(obj))
+    out = {}
+    for name, kind, sub in fields:
+        value = getattr(obj, name)
+        if kind == _SCALAR or value is None:
+            out[name] = value
+        elif kind == _TUPLE:
+            out[name] = list(value)
+        elif kind == _TUPLE_DC:
+            out[name] = [to_plain(item) for item in value]
+        elif kind in (_DICT, _DICT_INT):
+            out[name] = dict(value)
+        else:
+            out[name] = to_plain(value)
+    return out
+
+
+def from_plain(cls, data):
+    """Inverse of :func:`to_plain` for data this module wrote; no checks."""
+    fields, plain = _plan(cls)
+    kwargs = {}
+    for name, kind, sub in fields:
+        value = data[name]
+        if kind == _SCALAR or value is None:
+            pass
+        elif kind == _TUPLE:
+            value = tuple(tuple(v) if isinstance(v, list) else v
+                          for v in value)
+        elif kind == _TUPLE_DC:
+            value = tuple(from_plain(sub, item) for item in value)
+        elif kind == _DICT_INT:
+            value = {int(k): v for k, v in value.items()}
+        elif kind == _DICT:
+            value = dict(value)
+        else:
+            value = from_plain(sub, value)
+        kwargs[name] = value
+    if plain:
+        obj = cls.__new__(cls)
+        obj.__dict__.update(kwargs)
+        return obj
+    return cls(**kwargs)
+
+
+def encode(report):
+    """Compressed JSON bytes of a HostReport."""
+    text = json.dumps(to_plain(report), separators=(',', ':'),
+                      allow_nan=False)
+    return zlib.compress(text.encode('utf-8'), 1)
+
+
+def decode(blob):
+    """The HostReport stored by :func:`encode`."""
+    return from_plain(report_mod.HostReport,
+                      json.loads(zlib.decompress(blob)))

@@ -1,0 +1,129 @@
+"""The few statements whose SQL differs between SQLite, PostgreSQL, MySQL.
+
+Idempotency and "newest wins" are decided by the database inside one
+statement (``ON CONFLICT`` / ``ON DUPLICATE KEY``), so two collectors
+writing the same or competing reports cannot both win, with no lock in
+Python. SQLite and PostgreSQL share the ``ON CONFLICT`` form and support
+``RETURNING``; MySQL has neither, so its paths ask with a follow-up query.
+"""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+_ON_CONFLICT = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert}
+
+
+def has_returning(conn):
+    return conn.dialect.name in _ON_CONFLICT
+
+
+def insert_new_reports(conn, table, rows):
+    """Insert rows whose (host, timestamp) is not stored yet.
+
+    Return {(host, timestamp): id} of the rows this call inserted.
+    """
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table).values(rows).on_conflict_do_nothing(
+            index_elements=['host', 'timestamp']).returning(
+            table.c.id, table.c.host, table.c.timestamp)
+        return {(r.host, r.timestamp): r.id for r in conn.execute(stmt)}
+    inserted = {}
+    for row in rows:
+        result = conn.execute(
+            mysql.insert(table).prefix_with('IGNORE').values(row))
+        if result.rowcount == 1:
+            inserted[(row['host'], row['timestamp'])] = (
+                result.inserted_primary_key[0])
+    return inserted
+
+
+def upsert_newer(conn, table, rows):
+    """Insert or replace each host's row unless the stored one is newer.
+
+    ``rows`` have one entry per host. Return the hosts whose row now holds
+    the given timestamp (inserted or replaced).
+    """
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table).values(rows)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=['host'],
+            set_={c: stmt.excluded[c]
+                  for c in ('timestamp', 'received_at', 'body')},
+            where=table.c.timestamp < stmt.excluded.timestamp,
+        ).returning(table.c.host)
+        return {r.host for r in conn.execute(stmt)}
+    stmt = mysql.insert(table).values(rows)
+    newer = stmt.inserted.timestamp > table.c.timestamp
+    # MySQL assigns left to right: timestamp must be replaced last, after
+    # the columns whose condition reads it.
+    stmt = stmt.on_duplicate_key_update([
+        ('body', sa.case((newer, stmt.inserted.body), else_=table.c.body)),
+        ('received_at', sa.case((newer, stmt.inserted.received_at),
+                                else_=table.c.received_at)),
+        ('timestamp', sa.func.greatest(table.c.timestamp,
+                                       stmt.inserted.timestamp)),
+    ])
+    conn.execute(stmt)
+    wanted = {row['host']: row['timestamp'] for row in rows}
+    stored = conn.execute(sa.select(table.c.host, table.c.timestamp).where(
+        table.c.host.in_(list(wanted))))
+    return {r.host for r in stored if r.timestamp == wanted[r.host]}
+
+
+def add_to_counters(conn, table, increments):
+    """Atomically add ``{name: n}`` to the counters, creating missing ones."""
+    if not increments:
+        return
+    rows = [{'name': k, 'value': v} for k, v in sorted(increments.items())]
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table).values(rows)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=['name'],
+            set_={'value': table.c.value + stmt.excluded.value})
+    else:
+        stmt = mysql.insert(table).values(rows)
+        stmt = stmt.on_duplicate_key_update(
+            value=table.c.value + stmt.inserted.value)
+    conn.execute(stmt)
+
+
+def update_profile(conn, table, row, decay, add):
+    """Fold one batch into an image's exponentially weighted means.
+
+    ``row`` is what a new profile would hold. For an existing one each mean
+    becomes ``old * decay[m] + add[m]`` (the closed form of applying the
+    batch's samples one by one), or the new value where the old one was
+    unknown; ``samples`` adds up; the Merlin class is the latest known.
+    """
+    params = {}
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table).values(row)
+        new = stmt.excluded
+    else:
+        stmt = mysql.insert(table).values(row)
+        new = stmt.inserted
+    sets = []
+    for metric in ('mpki', 'mf', 'ipc'):
+        old = table.c[metric]
+        params[metric] = sa.case(
+            (old.is_(None), new[metric]),
+            (new[metric].is_(None), old),
+            else_=old * sa.literal(decay[metric], sa.Double())
+            + sa.literal(add[metric], sa.Double()))
+        sets.append((metric, params[metric]))
+    sets += [('merlin_class', sa.func.coalesce(new.merlin_class,
+                                               table.c.merlin_class)),
+             ('samples', table.c.samples + new.samples),
+             ('updated_at', new.updated_at)]
+    if name in _ON_CONFLICT:
+        stmt = stmt.on_conflict_do_update(index_elements=['image_id'],
+                                          set_=dict(sets))
+    else:
+        stmt = stmt.on_duplicate_key_update(sets)
+    conn.execute(stmt)

@@ -1,0 +1,36 @@
+"""The telemetry store on the real PostgreSQL on localhost."""
+
+from oslotest import base
+
+from contention.store import api
+from tests.functional import services
+from tests.unit.store import reports
+
+
+class TestStoreOnPostgreSQL(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        db = self.useFixture(services.PostgresDatabase())
+        self.store = api.open_store(db.url)
+        self.addCleanup(self.store.dispose)
+        self.store.upgrade()
+
+    def test_migrations_reach_head_and_back(self):
+        self.assertIsNotNone(self.store.schema_revision())
+        self.store.downgrade('base')
+        self.assertIsNone(self.store.schema_revision())
+        self.store.upgrade()
+        self.assertIsNotNone(self.store.schema_revision())
+
+    def test_redelivered_and_older_reports(self):
+        newer = reports.host_report('c1', 200, [reports.instance('i-1')])
+        older = reports.host_report('c1', 100, [reports.instance('i-1')])
+        first = self.store.ingest([newer], now=201)
+        self.assertEqual(1, first.accepted)
+        again = self.store.ingest([newer, older], now=202)
+        self.assertEqual((0, 1, 1),
+                         (again.accepted, again.duplicates, again.stale))
+        latest = self.store.latest_reports(now=203)
+        self.assertEqual(200.0, latest['c1'].timestamp)
+        self.assertEqual(2, len(self.store.host_history('c1')))

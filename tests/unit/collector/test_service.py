@@ -1,0 +1,56 @@
+"""The collector's command line and retention loop."""
+
+import time
+
+import fixtures
+from oslotest import base
+
+from contention.collector import cmd
+from contention.collector import opts
+from contention.collector import service
+from contention.store import open_store
+from tests.unit.store import reports
+
+
+class TestRetentionLoop(base.BaseTestCase):
+
+    def test_run_once_enforces_the_limits(self):
+        store = open_store('sqlite://', history_max_rows_per_host=1)
+        store.upgrade()
+        now = time.time()
+        store.ingest([reports.host_report('a', now - t) for t in (1, 2, 3)])
+        loop = service.RetentionLoop(store, interval=3600)
+        self.assertEqual(2, loop.run_once())
+        self.assertEqual(1, len(store.host_history('a')))
+
+    def test_failure_is_logged_not_raised(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        store = open_store('sqlite://')         # no schema
+        self.assertIsNone(service.RetentionLoop(store, 1).run_once())
+        self.assertIn('Retention pass failed', log.output)
+
+
+class TestCmd(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.url = 'sqlite:///%s/t.sqlite' % self.dir
+        conf = self.dir + '/collector.conf'
+        with open(conf, 'w') as fh:
+            fh.write('[store]\nconnection = %s\n' % self.url)
+        self.args = ['--config-file', conf]
+
+    def test_upgrade_db(self):
+        self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
+        self.assertEqual('0001', open_store(self.url).schema_revision())
+
+    def test_refuses_to_run_on_an_empty_store(self):
+        log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
+        self.assertEqual(1, cmd.main(self.args))
+        self.assertIn('--upgrade-db', log.error.call_args[0][0])
+
+    def test_every_option_has_help(self):
+        for _group, group_opts in opts.list_opts():
+            for opt in group_opts:
+                self.assertTrue(opt.help, opt.name)

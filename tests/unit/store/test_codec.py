@@ -1,0 +1,36 @@
+"""Stored reports decode to exactly what was stored."""
+
+import json
+
+import hypothesis
+from oslotest import base
+
+from contention import report
+from contention.store import codec
+from tests.unit import strategies
+from tests.unit.store import reports
+
+
+class TestCodec(base.BaseTestCase):
+
+    @hypothesis.settings(max_examples=25, deadline=None)
+    @hypothesis.given(strategies.host_reports())
+    def test_round_trip(self, rep):
+        self.assertEqual(rep, codec.decode(codec.encode(rep)))
+
+    @hypothesis.settings(max_examples=25, deadline=None)
+    @hypothesis.given(strategies.host_reports())
+    def test_plain_form_is_the_reports_own_dict(self, rep):
+        plain = codec.to_plain(rep)
+        # Same JSON as to_dict (which keeps tuples where this has lists).
+        self.assertEqual(json.loads(json.dumps(rep.to_dict())),
+                         json.loads(json.dumps(plain)))
+        self.assertEqual(rep, report.HostReport.from_dict(plain))
+
+    def test_decoded_types(self):
+        rep = reports.host_report('a', 1, [reports.instance('u')])
+        back = codec.decode(codec.encode(rep))
+        self.assertIsInstance(back.instances, tuple)
+        self.assertIsInstance(back.topology.distances[0], tuple)
+        self.assertEqual({0: 2048.0}, back.instances[0].memory_mib_per_node)
+        self.assertEqual(1, back.nodes[0].overhead.llc)

@@ -1,0 +1,302 @@
+"""The telemetry store on in-memory and file SQLite."""
+
+import os
+import tempfile
+import threading
+
+from oslotest import base
+
+from contention.store import api
+from contention.store import CachedReader
+from contention.store import IngestResult
+from contention.store import MoveRecord
+from contention.store import open_store
+from tests.unit.store import reports
+
+
+class StoreTestCase(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.store = open_store('sqlite://')
+        self.store.upgrade()
+        self.addCleanup(self.store.dispose)
+
+
+class TestIngest(StoreTestCase):
+
+    def test_new_reports_become_latest(self):
+        result = self.store.ingest([reports.host_report('a', 100),
+                                    reports.host_report('b', 100)])
+        self.assertEqual(IngestResult(accepted=2), result)
+        latest = self.store.latest_reports()
+        self.assertEqual({'a', 'b'}, set(latest))
+        self.assertEqual(reports.host_report('a', 100), latest['a'])
+
+    def test_redelivered_report_is_stored_once(self):
+        rep = reports.host_report('a', 100, [reports.instance('u1')])
+        self.store.ingest([rep])
+        result = self.store.ingest([rep, rep])
+        self.assertEqual(IngestResult(duplicates=2), result)
+        self.assertEqual(1, len(self.store.host_history('a')))
+        self.assertEqual(1, len(self.store.instance_history('u1')))
+        self.assertEqual({'accepted': 1, 'duplicates': 2},
+                         self.store.ingestion_counters())
+
+    def test_older_report_never_replaces_newer_latest(self):
+        self.store.ingest([reports.host_report('a', 200)])
+        result = self.store.ingest([reports.host_report('a', 100)])
+        self.assertEqual(IngestResult(stale=1), result)
+        self.assertEqual(200.0, self.store.latest_reports()['a'].timestamp)
+        # Still history: out-of-order data is valid data.
+        self.assertEqual([100.0, 200.0], [
+            r.timestamp for r in self.store.host_history('a')])
+
+    def test_out_of_order_within_one_batch(self):
+        result = self.store.ingest([reports.host_report('a', 300),
+                                    reports.host_report('a', 100),
+                                    reports.host_report('a', 200)])
+        self.assertEqual(IngestResult(accepted=1, stale=2), result)
+        self.assertEqual(300.0, self.store.latest_reports()['a'].timestamp)
+
+    def test_newer_report_replaces_latest(self):
+        self.store.ingest([reports.host_report('a', 100)])
+        self.store.latest_reports()         # fill the decoded cache
+        self.store.ingest([reports.host_report('a', 110)])
+        self.assertEqual(110.0, self.store.latest_reports()['a'].timestamp)
+
+    def test_empty_batch(self):
+        self.assertEqual(IngestResult(), self.store.ingest([]))
+        self.assertEqual({}, self.store.ingestion_counters())
+
+    def test_rejections_are_counted_by_reason(self):
+        self.store.record_rejection('invalid')
+        self.store.record_rejection('invalid', n=2)
+        self.store.record_rejection('not_json')
+        self.assertEqual({'rejected:invalid': 3, 'rejected:not_json': 1},
+                         self.store.ingestion_counters())
+
+
+class TestReads(StoreTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.store.ingest([
+            reports.host_report('a', 100, [reports.instance('u1')]),
+            reports.host_report('b', 50, [reports.instance('u2')]),
+            reports.host_report('a', 110, [reports.instance(
+                'u1', vcpu_cpus=(4, 5, 6))]),
+        ])
+
+    def test_latest_for_some_hosts(self):
+        self.assertEqual(['a'], list(self.store.latest_reports(
+            hosts=['a', 'unknown'])))
+
+    def test_freshness_cutoff(self):
+        fresh = self.store.latest_reports(max_age_s=30, now=120)
+        self.assertEqual(['a'], list(fresh))
+        self.assertEqual({'a', 'b'}, set(self.store.latest_reports(
+            max_age_s=70, now=120)))
+
+    def test_instance_history_follows_the_instance(self):
+        rows = self.store.instance_history('u1')
+        self.assertEqual([100.0, 110.0], [r.timestamp for r in rows])
+        # Dominant node from where the vCPUs ran.
+        self.assertEqual([0, 1], [r.node for r in rows])
+        self.assertEqual('image-a', rows[0].image_id)
+        self.assertEqual(1.0, rows[0].mpki)
+        self.assertEqual([110.0], [r.timestamp for r in
+                                   self.store.instance_history('u1', 105)])
+
+    def test_host_history_since(self):
+        self.assertEqual([110.0], [r.timestamp for r in
+                                   self.store.host_history('a', since=105)])
+
+    def test_training_samples_in_time_order(self):
+        samples = self.store.training_samples()
+        self.assertEqual([('b', 50.0), ('a', 100.0), ('a', 110.0)],
+                         [(r.host, r.timestamp) for r in samples])
+        self.assertEqual(2, len(self.store.training_samples(since=60)))
+        self.assertEqual(1, len(self.store.training_samples(limit=1)))
+
+    def test_moves(self):
+        moves = [MoveRecord('u1', 'a', 'b', 120.0, 'cache_aware_swap'),
+                 MoveRecord('u2', 'b', 'a', 130.0, 'cache_aware_swap')]
+        self.store.record_moves(moves)
+        self.assertEqual(moves[1:], self.store.moves_since(125))
+        self.assertEqual(moves, self.store.moves_since(0))
+
+
+class TestImageProfiles(StoreTestCase):
+
+    def test_unknown_image(self):
+        self.assertIsNone(self.store.image_profile('nope'))
+
+    def test_rolling_mean_equals_folding_samples_one_by_one(self):
+        alpha = self.store.profile_alpha
+        values = [4.0, 10.0, 1.0, 7.0]
+        # Two batches: the closed form must match sample-by-sample folding.
+        self.store.ingest([reports.host_report('a', 10, [
+            reports.instance('u1', mpki=values[0]),
+            reports.instance('u2', mpki=values[1])])], now=1000)
+        self.store.ingest([reports.host_report('a', 20, [
+            reports.instance('u1', mpki=values[2])]),
+            reports.host_report('a', 30, [
+                reports.instance('u1', mpki=values[3], mf=None,
+                                 merlin_class='high/low')])], now=2000)
+        expected = values[0]
+        for value in values[1:]:
+            expected = (1 - alpha) * expected + alpha * value
+        profile = self.store.image_profile('image-a')
+        self.assertAlmostEqual(expected, profile.mpki)
+        self.assertAlmostEqual(0.1, profile.mf)      # None did not count
+        self.assertEqual(4, profile.samples)
+        self.assertEqual('high/low', profile.merlin_class)
+        self.assertEqual(2000, profile.updated_at)
+
+    def test_duplicates_do_not_move_the_profile(self):
+        rep = reports.host_report('a', 10, [reports.instance('u1', mpki=5)])
+        self.store.ingest([rep])
+        self.store.ingest([rep])
+        profile = self.store.image_profile('image-a')
+        self.assertEqual(1, profile.samples)
+        self.assertEqual(5.0, profile.mpki)
+
+    def test_profile_without_counters_gains_them_later(self):
+        self.store.ingest([reports.host_report('a', 10, [reports.instance(
+            'u1', mpki=None, mf=None, ipc=None, merlin_class=None)])])
+        self.assertIsNone(self.store.image_profile('image-a').mpki)
+        self.store.ingest([reports.host_report('a', 20, [
+            reports.instance('u1', mpki=3.0)])])
+        profile = self.store.image_profile('image-a')
+        self.assertEqual(3.0, profile.mpki)
+        self.assertEqual(2, profile.samples)
+
+    def test_instances_without_image_make_no_profile(self):
+        self.store.ingest([reports.host_report('a', 10, [
+            reports.instance('u1', image_id=None)])])
+        self.assertEqual([], self.store.instance_history('u2'))
+        self.assertIsNone(self.store.image_profile(None))
+
+
+class TestRetention(StoreTestCase):
+
+    def test_rows_per_host(self):
+        store = open_store('sqlite://', history_max_rows_per_host=2)
+        store.upgrade()
+        store.ingest([reports.host_report('a', t, [reports.instance('u1')])
+                      for t in (10, 20, 30)]
+                     + [reports.host_report('b', 10)])
+        deleted = store.enforce_retention(now=40)
+        self.assertEqual(2, deleted)   # report a@10 and its one sample
+        self.assertEqual([20.0, 30.0],
+                         [r.timestamp for r in store.host_history('a')])
+        self.assertEqual([20.0, 30.0], [
+            r.timestamp for r in store.instance_history('u1')])
+        self.assertEqual(1, len(store.host_history('b')))
+
+    def test_age_limit_drops_history_latest_and_moves(self):
+        store = open_store('sqlite://', history_max_age_s=100)
+        store.upgrade()
+        store.ingest([reports.host_report('a', 10), reports.host_report(
+            'a', 150), reports.host_report('gone', 20)])
+        store.record_moves([MoveRecord('u', 'a', 'b', 30.0, 'test')])
+        store.enforce_retention(now=200)
+        self.assertEqual([150.0], [r.timestamp for r in
+                                   store.host_history('a')])
+        self.assertEqual(['a'], list(store.latest_reports()))
+        self.assertEqual([], store.moves_since(0))
+
+    def test_nothing_to_delete(self):
+        self.store.ingest([reports.host_report('a', 10)])
+        self.assertEqual(0, self.store.enforce_retention(now=20))
+
+    def test_rejects_empty_history(self):
+        self.assertRaises(ValueError, open_store, 'sqlite://',
+                          history_max_rows_per_host=0)
+
+
+class CountingStore:
+    def __init__(self, store):
+        self.store, self.calls = store, 0
+
+    def latest_reports(self, **kwargs):
+        self.calls += 1
+        return self.store.latest_reports(**kwargs)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class TestCachedReader(StoreTestCase):
+
+    def test_one_round_trip_per_ttl(self):
+        self.store.ingest([reports.host_report('a', 100),
+                           reports.host_report('b', 10)])
+        counting, clock = CountingStore(self.store), FakeClock()
+        reader = CachedReader(counting, ttl_s=10, clock=clock)
+        self.assertEqual({'a', 'b'}, set(reader.latest_reports()))
+        self.assertEqual(['a'], list(reader.latest_reports(hosts=['a'])))
+        self.assertEqual(['a'], list(reader.latest_reports(
+            max_age_s=50, now=120)))
+        self.assertEqual(1, counting.calls)
+        self.store.ingest([reports.host_report('c', 100)])
+        clock.now = 9.9
+        self.assertNotIn('c', reader.latest_reports())
+        clock.now = 10.0
+        self.assertIn('c', reader.latest_reports())
+        self.assertEqual(2, counting.calls)
+
+
+class TestFileStore(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(lambda: [os.remove(os.path.join(self.dir, f))
+                                 for f in os.listdir(self.dir)])
+        self.url = 'sqlite:///' + os.path.join(self.dir, 't.sqlite')
+
+    def test_missing_directory_is_a_clear_error(self):
+        exc = self.assertRaises(ValueError, open_store,
+                                'sqlite:////nonexistent/dir/t.sqlite')
+        self.assertIn('/nonexistent/dir', str(exc))
+
+    def test_two_writers_store_each_report_once(self):
+        first = open_store(self.url)
+        first.upgrade()
+        second = open_store(self.url)
+        batch = [reports.host_report('h%d' % i, 100,
+                                     [reports.instance('u%d' % i)])
+                 for i in range(20)]
+        results = []
+
+        def write(store):
+            results.append(store.ingest(batch))
+        threads = [threading.Thread(target=write, args=(s,))
+                   for s in (first, second)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(20, sum(r.accepted for r in results))
+        self.assertEqual(20, sum(r.duplicates for r in results))
+        self.assertEqual(20, len(first.training_samples()))
+        self.assertEqual(20, first.image_profile('image-a').samples)
+        first.dispose()
+        second.dispose()
+
+
+class TestHelpers(base.BaseTestCase):
+
+    def test_dominant_node_prefers_vcpus_then_memory(self):
+        topo = reports.small_topology('a')
+        rec = reports.instance('u', vcpu_cpus=(0, 4, 5))
+        self.assertEqual(1, api.dominant_node(rec, topo))
+        rec = reports.instance('u', vcpu_cpus=())
+        self.assertEqual(0, api.dominant_node(rec, topo))
