@@ -1,0 +1,199 @@
+"""The local reconfigurations the agent performs on request.
+
+These are the cheapest actions of Merlin's cost ranking (section 4.3): a
+CPU cap (``set_cpu_quota``) and a vCPU move within the host
+(``repin_instance``, optionally moving the memory with numatune). They
+change the running domain only (``VIR_DOMAIN_AFFECT_CURRENT`` on a running
+domain): the persistent definition stays Nova's, so a hard reboot or a
+migration returns the instance to Nova's placement, as Nova expects.
+
+Every action:
+
+* acts only on a domain of this host (looked up by uuid);
+* refuses instances whose CPUs Nova pins (``hw:cpu_policy`` dedicated or
+  mixed), since moving them would break Nova's accounting;
+* keeps the target inside the configured shared CPU set;
+* validates each argument and raises :class:`ActionError` naming it;
+* is idempotent: asking for the current state changes nothing and says so.
+"""
+
+import uuid as uuid_mod
+
+import libvirt
+
+from compute_agent import domain_xml
+from compute_agent import libvirt_connection
+from contention import topology_parse
+
+
+class ActionError(Exception):
+    """A local action was refused or failed; the message says why."""
+
+
+def _check_uuid(value):
+    try:
+        return str(uuid_mod.UUID(str(value)))
+    except ValueError:
+        raise ActionError('instance_uuid: %r is not a uuid'
+                          % (value,)) from None
+
+
+def _cpu_list(value, name):
+    if isinstance(value, str):
+        try:
+            return frozenset(topology_parse.parse_cpulist(value, name))
+        except topology_parse.TopologyError as exc:
+            raise ActionError(str(exc)) from None
+    if isinstance(value, (list, tuple, set, frozenset)) and all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 0
+            for c in value):
+        return frozenset(value)
+    raise ActionError('%s: expected a CPU list like "0-3,8" or a list of '
+                      'CPU numbers, got %r' % (name, value))
+
+
+def _format(cpus):
+    return ','.join(str(c) for c in sorted(cpus))
+
+
+class LocalActions(object):
+    """Validates and applies local actions through a libvirt connection.
+
+    :param connection: a :class:`compute_agent.libvirt_connection.
+        LibvirtConnection` (or anything with ``get()``).
+    :param topology: callable returning the current HostTopology.
+    """
+
+    def __init__(self, host, connection, topology, shared_cpus=None,
+                 dedicated_cpus=None, cpu_period_us=100000):
+        self.host = host
+        self._connection = connection
+        self._topology = topology
+        self._shared = shared_cpus
+        self._dedicated = dedicated_cpus
+        self._period = cpu_period_us
+
+    def _domain(self, instance_uuid):
+        try:
+            conn = self._connection.get()
+        except libvirt_connection.Disconnected as exc:
+            raise ActionError(str(exc)) from None
+        try:
+            dom = conn.lookupByUUIDString(instance_uuid)
+            active = dom.isActive()
+            xml = dom.XMLDesc(0)
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+                raise ActionError('instance %s is not on host %s'
+                                  % (instance_uuid, self.host)) from None
+            raise
+        if not active:
+            raise ActionError('instance %s is not running on host %s'
+                              % (instance_uuid, self.host))
+        info = domain_xml.parse(xml)
+        policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
+                                       self._dedicated)
+        if policy != 'shared':
+            raise ActionError('instance %s has hw:cpu_policy %s: its CPUs '
+                              'are Nova\'s to place, not the agent\'s'
+                              % (instance_uuid, policy))
+        return conn, dom, info
+
+    def _target_cpus(self, topology, node, cpus):
+        if (node is None) == (cpus is None):
+            raise ActionError('give exactly one of node and cpus')
+        allowed = (self._shared if self._shared is not None
+                   else frozenset(c.id for c in topology.cpus))
+        if node is not None:
+            if isinstance(node, bool) or not isinstance(node, int):
+                raise ActionError('node: expected a NUMA node number, got %r'
+                                  % (node,))
+            if node not in topology.node_ids:
+                raise ActionError('node: host %s has no NUMA node %d (it has '
+                                  '%s)' % (self.host, node,
+                                           list(topology.node_ids)))
+            target = frozenset(topology.node(node).cpus) & allowed
+            if not target:
+                raise ActionError('node: NUMA node %d has no CPU in the '
+                                  'shared CPU set %s'
+                                  % (node, _format(allowed)))
+            return target
+        target = _cpu_list(cpus, 'cpus')
+        if not target:
+            raise ActionError('cpus: empty CPU set')
+        unknown = [c for c in target if not topology.has_cpu(c)]
+        if unknown:
+            raise ActionError('cpus: host %s has no CPU %s'
+                              % (self.host, _format(unknown)))
+        outside = target - allowed
+        if outside:
+            raise ActionError('cpus: CPU(s) %s are outside the shared CPU '
+                              'set %s' % (_format(outside), _format(allowed)))
+        return target
+
+    def repin_instance(self, instance_uuid, node=None, cpus=None,
+                       move_memory=False):
+        """Move all vCPUs of the instance to a node's shared CPUs or ``cpus``.
+
+        With ``move_memory`` its memory is also bound to the nodes of those
+        CPUs (numatune nodeset). Returns what now holds.
+        """
+        instance_uuid = _check_uuid(instance_uuid)
+        if not isinstance(move_memory, bool):
+            raise ActionError('move_memory: expected true or false, got %r'
+                              % (move_memory,))
+        topology = self._topology()
+        target = self._target_cpus(topology, node, cpus)
+        conn, dom, info = self._domain(instance_uuid)
+        maplen = max(conn.getCPUMap()[0], max(target) + 1)
+        cpumap = tuple(i in target for i in range(maplen))
+        changed = False
+        _, current = dom.vcpus()
+        for vcpu, have in enumerate(current):
+            have_set = frozenset(i for i, on in enumerate(have) if on)
+            if have_set != target:
+                dom.pinVcpu(vcpu, cpumap)
+                changed = True
+        nodes = sorted({topology.node_of_cpu(c) for c in target})
+        if move_memory:
+            params = dom.numaParameters(libvirt.VIR_DOMAIN_AFFECT_LIVE)
+            nodeset = _format(nodes)
+            current_nodes = topology_parse.parse_cpulist(
+                params.get('numa_nodeset') or '')
+            if sorted(current_nodes) != nodes:
+                dom.setNumaParameters({'numa_nodeset': nodeset},
+                                      libvirt.VIR_DOMAIN_AFFECT_LIVE)
+                changed = True
+        return {'instance_uuid': instance_uuid, 'host': self.host,
+                'cpus': sorted(target),
+                'memory_nodes': nodes if move_memory else None,
+                'changed': changed}
+
+    def set_cpu_quota(self, instance_uuid, quota_us):
+        """Cap each vCPU at ``quota_us`` per ``cpu_period_us`` (CFS).
+
+        ``quota_us = -1`` lifts the cap. Returns what now holds.
+        """
+        instance_uuid = _check_uuid(instance_uuid)
+        if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
+                or not (quota_us == -1 or 1000 <= quota_us <= 2 ** 44)):
+            raise ActionError('quota_us: expected -1 (no cap) or an integer '
+                              '>= 1000 microseconds, got %r' % (quota_us,))
+        conn, dom, info = self._domain(instance_uuid)
+        flags = libvirt.VIR_DOMAIN_AFFECT_LIVE
+        try:
+            current = dom.schedulerParametersFlags(flags)
+            wanted = {'vcpu_quota': quota_us, 'vcpu_period': self._period}
+            changed = any(current.get(k) != v for k, v in wanted.items())
+            if changed:
+                dom.setSchedulerParametersFlags(wanted, flags)
+        except libvirt.libvirtError as exc:
+            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+                raise ActionError('instance %s vanished from host %s'
+                                  % (instance_uuid, self.host)) from None
+            raise ActionError('libvirt cannot set the CPU quota of %s: %s'
+                              % (instance_uuid,
+                                 exc.get_error_message())) from None
+        return {'instance_uuid': instance_uuid, 'host': self.host,
+                'quota_us': quota_us, 'period_us': self._period,
+                'changed': changed}

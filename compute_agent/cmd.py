@@ -1,0 +1,164 @@
+"""``contention-agent``: run the agent, or collect one report (``--once``).
+
+    contention-agent --config-file /etc/contention/agent.conf
+    contention-agent --once --libvirt-uri test:///default
+
+``--once`` prints the report as JSON on stdout (and publishes it when a
+transport URL is configured) so an operator can check what a node
+measures; exit status 1 when no report could be built.
+"""
+
+import json
+import signal
+import sys
+
+from oslo_config import cfg
+from oslo_log import log as logging
+import oslo_messaging
+from oslo_messaging import opts as messaging_opts
+
+from compute_agent import actions
+from compute_agent import libvirt_connection
+from compute_agent import loop
+from compute_agent import opts
+from compute_agent import publisher as publisher_mod
+from compute_agent import rpc
+from compute_agent import service
+from contention import topology_parse
+
+LOG = logging.getLogger(__name__)
+
+cli_opts = [
+    cfg.BoolOpt('once', default=False,
+                help='Collect one report, print it as JSON to stdout, '
+                     'publish it if a transport is configured, and exit.'),
+    cfg.StrOpt('libvirt-uri', dest='cli_libvirt_uri',
+               help='Override [agent] libvirt_uri.'),
+]
+
+FLUSH_TIMEOUT = 10.0
+
+
+def _register(conf):
+    conf.register_cli_opts(cli_opts)
+    opts.register_opts(conf)
+    for group, group_opts in messaging_opts.list_opts():
+        if group in ('DEFAULT', 'oslo_messaging_notifications'):
+            conf.register_opts(group_opts, group=group)
+    logging.register_options(conf)
+
+
+def _transport_configured(conf):
+    return bool(conf.oslo_messaging_notifications.transport_url
+                or conf.transport_url)
+
+
+def _cpuset(text, name):
+    if not text:
+        return None
+    return frozenset(topology_parse.parse_cpulist(text, name))
+
+
+def build(conf):
+    """Collector and the local actions of this host, from ``conf``."""
+    agent = conf.agent
+    collector = loop.Collector(agent.host, loop.load_sources(agent.sources),
+                               agent.interval)
+    collector.open(conf)
+    connection = libvirt_connection.LibvirtConnection(
+        agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,
+        max_wait=agent.libvirt_reconnect_max)
+    local = actions.LocalActions(
+        agent.host, connection, lambda: collector.topology,
+        shared_cpus=_cpuset(agent.shared_cpu_set, '[agent] shared_cpu_set'),
+        dedicated_cpus=_cpuset(agent.dedicated_cpu_set,
+                               '[agent] dedicated_cpu_set'),
+        cpu_period_us=agent.cpu_period_us)
+    return collector, local
+
+
+def _publisher(conf):
+    transport = oslo_messaging.get_notification_transport(conf)
+    notifier = publisher_mod.make_notifier(transport, conf.agent.host)
+    return publisher_mod.Publisher.for_notifier(notifier,
+                                                conf.agent.buffer_size)
+
+
+def run_once(conf, out=sys.stdout):
+    collector, _ = build(conf)
+    publisher = _publisher(conf) if _transport_configured(conf) else None
+    agent = service.AgentService(collector, publisher)
+    try:
+        report = agent.run_once()
+    except loop.NoTopology as exc:
+        sys.stderr.write('contention-agent: %s\n' % exc)
+        return 1
+    finally:
+        collector.close()
+    out.write(json.dumps(report.to_dict(), indent=2, sort_keys=True) + '\n')
+    if publisher is not None:
+        if not publisher.flush(FLUSH_TIMEOUT):
+            sys.stderr.write('contention-agent: report not delivered within '
+                             '%.0f s\n' % FLUSH_TIMEOUT)
+            return 2
+    return 0
+
+
+def run_service(conf):
+    collector, local = build(conf)
+    publisher = None
+    server = None
+    if _transport_configured(conf):
+        publisher = _publisher(conf)
+    else:
+        LOG.warning('No transport_url configured: reports are not '
+                    'published and no RPC is served.')
+    agent = service.AgentService(collector, publisher)
+    if publisher is not None:
+        rpc_transport = oslo_messaging.get_rpc_transport(conf)
+        server = rpc.make_server(
+            rpc_transport, conf.agent.host,
+            rpc.AgentEndpoint(local, lambda: agent.latest))
+        server.start()
+
+    def _stop(signum, frame):
+        LOG.info('Signal %d: stopping', signum)
+        agent.stop()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    LOG.info('contention-agent on %s: sources %s, every %.1f s',
+             conf.agent.host, ', '.join(conf.agent.sources),
+             conf.agent.interval)
+    try:
+        agent.run()
+    finally:
+        if server is not None:
+            server.stop()
+            server.wait()
+        if publisher is not None:
+            publisher.stop()
+        collector.close()
+    return 0
+
+
+def main(argv=None, conf=None):
+    conf = conf if conf is not None else cfg.CONF
+    _register(conf)
+    conf(sys.argv[1:] if argv is None else argv, project='contention',
+         prog='contention-agent')
+    if conf.cli_libvirt_uri:
+        conf.set_override('libvirt_uri', conf.cli_libvirt_uri, 'agent')
+    logging.setup(conf, 'contention-agent')
+    try:
+        if conf.once:
+            return run_once(conf)
+        return run_service(conf)
+    except ValueError as exc:
+        # Configuration problems (unknown source, bad CPU set): say which.
+        sys.stderr.write('contention-agent: %s\n' % exc)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

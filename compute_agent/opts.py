@@ -1,0 +1,96 @@
+"""The agent's configuration options, all in the ``[agent]`` group.
+
+``list_opts`` is the ``oslo.config.opts`` entry point
+``contention.agent`` so that ``oslo-config-generator`` (config file
+``etc/oslo-config-generator/contention-agent.conf``) writes the sample
+``etc/contention/agent.conf.sample``.
+"""
+
+import socket
+
+from oslo_config import cfg
+
+GROUP = 'agent'
+
+agent_opts = [
+    cfg.StrOpt('host', default=socket.gethostname(),
+               sample_default='<hostname>',
+               help='Name of this compute node as Nova knows it. It is the '
+                    'report\'s host, the publisher id suffix and the RPC '
+                    'server name, so it must match nova-compute\'s [DEFAULT] '
+                    'host.'),
+    cfg.FloatOpt('interval', default=10.0, min=0.5,
+                 help='Seconds between two collections. Counters become '
+                      'deltas over this interval.'),
+    cfg.ListOpt('sources', default=['libvirt', 'resctrl', 'numa_memory'],
+                help='Counter sources to run, by their name in the '
+                     'contention.agent.sources entry-point namespace. A '
+                     'source the host cannot support is reported as '
+                     'unavailable, not as zeros.'),
+    cfg.StrOpt('libvirt_uri', default='qemu:///system',
+               help='libvirt connection URI (the one nova-compute uses).'),
+    cfg.FloatOpt('libvirt_reconnect_min', default=1.0, min=0.1,
+                 help='Seconds to wait before the first reconnection '
+                      'attempt after the libvirt connection is lost; the '
+                      'wait doubles on each failure.'),
+    cfg.FloatOpt('libvirt_reconnect_max', default=60.0, min=1.0,
+                 help='Longest wait between two libvirt reconnection '
+                      'attempts.'),
+    cfg.ListOpt('perf_events',
+                default=['instructions', 'cpu_cycles', 'cache_references',
+                         'cache_misses'],
+                help='libvirt perf events enabled live on every domain '
+                     '(virDomainSetPerfEvents). Empty leaves the domains\' '
+                     'perf settings alone. Each event costs a hardware '
+                     'counter per vCPU thread.'),
+    cfg.StrOpt('resctrl_mode', default='libvirt',
+               choices=[('libvirt', 'cpu.cache.monitor.* and '
+                         'memory.bandwidth.monitor.* from libvirt\'s domain '
+                         'stats (needs <cachetune>/<memorytune> monitors in '
+                         'the domain XML)'),
+                        ('sysfs', 'mon_groups under resctrl_root whose name '
+                         'is the instance uuid')],
+               help='Where the resctrl source reads LLC occupancy and '
+                    'memory bandwidth.'),
+    cfg.StrOpt('resctrl_root', default='/sys/fs/resctrl',
+               help='Mount point of the resctrl file system.'),
+    cfg.StrOpt('numa_memory_method', default='numa_maps',
+               choices=[('numa_maps', '/proc/<pid>/numa_maps of the QEMU '
+                         'process: every mapping, hugepages included'),
+                        ('numa_stat', 'the QEMU cgroup\'s memory.numa_stat '
+                         '(cgroup v2): charged memory only, hugetlbfs pages '
+                         'are missing')],
+               help='How the numa_memory source measures each domain\'s '
+                    'memory per host NUMA node.'),
+    cfg.StrOpt('proc_root', default='/proc',
+               help='Mount point of procfs (changed only in tests).'),
+    cfg.StrOpt('cgroup_root', default='/sys/fs/cgroup',
+               help='Mount point of the cgroup v2 hierarchy.'),
+    cfg.StrOpt('sysfs_root', default='/sys',
+               help='Mount point of sysfs, read for the cache topology.'),
+    cfg.IntOpt('buffer_size', default=60, min=1,
+               help='Reports kept while the message broker is unreachable; '
+                    'when full the oldest is dropped and counted in the '
+                    'next report\'s events (reports_dropped:N).'),
+    cfg.StrOpt('shared_cpu_set', default=None,
+               help='Host CPUs (e.g. "4-15,20-31") that repin_instance may '
+                    'use: Nova\'s [compute] cpu_shared_set. Unset means '
+                    'every CPU of the host.'),
+    cfg.StrOpt('dedicated_cpu_set', default=None,
+               help='Nova\'s [compute] cpu_dedicated_set. A domain with a '
+                    'vCPU pinned inside it is a dedicated or mixed '
+                    'instance, which local actions refuse to touch. Unset: '
+                    'a domain whose vCPUs are each pinned to its own single '
+                    'CPU counts as dedicated.'),
+    cfg.IntOpt('cpu_period_us', default=100000, min=1000, max=1000000,
+               help='CFS period (microseconds) set together with the quota '
+                    'by set_cpu_quota.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(agent_opts, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, agent_opts)]

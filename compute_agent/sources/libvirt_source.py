@@ -1,0 +1,263 @@
+"""The libvirt source: domains, their placement and their counters.
+
+Per cycle it makes three kinds of libvirt calls, all cheap on the daemon
+side:
+
+* ``virConnectGetCapabilities`` for the host topology (re-parsed only when
+  the XML changes, and completed from sysfs with
+  :func:`contention.topology_parse.merge` for the cache levels libvirt does
+  not report);
+* ``virConnectListAllDomains`` then, per domain, ``virDomainGetXMLDesc``
+  (Nova metadata, pinning, numatune) and ``virDomainGetVcpus`` (the CPU
+  each vCPU last ran on and its live affinity);
+* one ``virDomainListGetStats`` for the counters of all domains: PERF
+  (``perf.instructions``, ``perf.cpu_cycles``, ``perf.cache_references``,
+  ``perf.cache_misses``), VCPU (``vcpu.<n>.time``, ``vcpu.<n>.delay``).
+
+A domain can vanish between any two of these calls (``VIR_ERR_NO_DOMAIN``);
+it is then reported with what was already read and the note
+``vanished_mid_collection``, or left out if nothing was. Perf events are
+enabled live on each domain the first time it is seen (``perf_events``
+option); if the host cannot count them (no PMU in a VM, perf_event_paranoid,
+an old kernel) the counters stay None and the status says why, once.
+"""
+
+import libvirt
+from oslo_log import log as logging
+
+from compute_agent import domain_xml
+from compute_agent import libvirt_connection
+from compute_agent.sources import base
+from contention import topology_parse
+
+LOG = logging.getLogger(__name__)
+
+VANISHED = 'vanished_mid_collection'
+
+#: libvirt perf event -> Counters field.
+PERF_COUNTERS = {
+    'instructions': 'instructions',
+    'cpu_cycles': 'cycles',
+    'cache_references': 'cache_references',
+    'cache_misses': 'cache_misses',
+}
+
+STATS = libvirt.VIR_DOMAIN_STATS_PERF | libvirt.VIR_DOMAIN_STATS_VCPU
+
+
+def _no_domain(exc):
+    return exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN
+
+
+def _sum_vcpu(stats, vcpus, field):
+    """Sum ``vcpu.<n>.<field>`` over the vCPUs; None if any is missing."""
+    total = 0
+    for n in range(vcpus):
+        value = stats.get('vcpu.%d.%s' % (n, field))
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def counters_from_stats(stats, vcpus):
+    """Counters (cumulative) from one domain's ``virDomainListGetStats``."""
+    counters = {field: stats.get('perf.' + event)
+                for event, field in PERF_COUNTERS.items()}
+    counters['cpu_time_ns'] = _sum_vcpu(stats, vcpus, 'time')
+    counters['vcpu_delay_ns'] = _sum_vcpu(stats, vcpus, 'delay')
+    return counters
+
+
+class LibvirtSource(base.Source):
+    """Domains, Nova metadata, vCPU placement and perf/vCPU counters."""
+
+    name = 'libvirt'
+
+    def __init__(self, connection=None, sysfs_root=None):
+        self._connection = connection
+        self._sysfs_root = sysfs_root
+        self._host = None
+        self._perf_events = ()
+        self._dedicated = None
+        self._caps_xml = None
+        self._topology = None
+        self._topology_note = None
+        self._parsed = {}
+        self._perf_done = set()
+        self._perf_problem = None
+
+    def open(self, conf):
+        agent = conf.agent
+        self._host = agent.host
+        if self._connection is None:
+            self._connection = libvirt_connection.LibvirtConnection(
+                agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,
+                max_wait=agent.libvirt_reconnect_max)
+        if self._sysfs_root is None:
+            self._sysfs_root = agent.sysfs_root
+        self._perf_events = tuple(agent.perf_events)
+        if agent.dedicated_cpu_set:
+            self._dedicated = frozenset(topology_parse.parse_cpulist(
+                agent.dedicated_cpu_set, '[agent] dedicated_cpu_set'))
+
+    def close(self):
+        self._connection.close()
+
+    # -- topology ----------------------------------------------------------
+
+    def _read_topology(self, conn):
+        caps = conn.getCapabilities()
+        if caps == self._caps_xml:
+            return self._topology
+        topology = topology_parse.from_capabilities_xml(caps, self._host)
+        try:
+            sysfs = topology_parse.from_sysfs(self._sysfs_root, self._host)
+            topology = topology_parse.merge(topology, sysfs)
+            self._topology_note = None
+        except topology_parse.TopologyError as exc:
+            # e.g. the test driver's invented host, or no NUMA in sysfs:
+            # libvirt's view is what Nova pins against, keep it alone.
+            self._topology_note = ('topology from libvirt only (sysfs not '
+                                   'used: %s)' % exc)
+            LOG.warning('Host topology: %s', self._topology_note)
+        if self._topology is not None:
+            LOG.info('Host topology changed; re-read it')
+        self._caps_xml = caps
+        self._topology = topology
+        return topology
+
+    # -- per domain --------------------------------------------------------
+
+    def _parse_xml(self, xml):
+        info = self._parsed.get(xml)
+        if info is None:
+            info = domain_xml.parse(xml)
+            self._parsed[xml] = info
+        return info
+
+    def _enable_perf(self, dom, key):
+        if not self._perf_events or key in self._perf_done:
+            return
+        try:
+            dom.setPerfEvents({event: True for event in self._perf_events},
+                              libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        except libvirt.libvirtError as exc:
+            if _no_domain(exc):
+                raise
+            if self._perf_problem is None:
+                LOG.warning('Cannot enable perf events %(events)s: %(err)s. '
+                            'The instructions/cycles/cache counters stay '
+                            'null. Fix: run on bare metal with a PMU, '
+                            'kernel.perf_event_paranoid <= 0 for libvirtd, '
+                            'and a QEMU/libvirt with perf support; see '
+                            'doc/agent.md.',
+                            {'events': ','.join(self._perf_events),
+                             'err': exc})
+            self._perf_problem = ('perf events unavailable: %s'
+                                  % exc.get_error_message())
+        self._perf_done.add(key)
+
+    def _domain(self, dom):
+        """InstanceSample fields of one domain, or None if it vanished."""
+        try:
+            key = (dom.UUIDString(), dom.ID())
+            info = self._parse_xml(dom.XMLDesc(0))
+            self._enable_perf(dom, key)
+            vcpu_info, cpumaps = dom.vcpus()
+        except libvirt.libvirtError as exc:
+            if _no_domain(exc):
+                return None
+            raise
+        vcpu_cpus = tuple(entry[3] for entry in vcpu_info)
+        if any(cpu < 0 for cpu in vcpu_cpus):
+            vcpu_cpus = None    # a vCPU not running: placement unknown
+        allowed = set()
+        for cpumap in cpumaps:
+            allowed.update(i for i, on in enumerate(cpumap) if on)
+        maplen = len(cpumaps[0]) if cpumaps else 0
+        cpuset = () if len(allowed) == maplen else tuple(sorted(allowed))
+        policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
+                                       self._dedicated)
+        return dict(uuid=info.uuid, name=info.nova_name or info.name,
+                    vcpus=info.vcpus, memory_mib=info.memory_mib,
+                    flavor=info.flavor, image_id=info.image_id,
+                    project_id=info.project_id, cpu_policy=policy,
+                    vcpu_cpus=vcpu_cpus, cpuset=cpuset,
+                    incarnation=str(key[1]))
+
+    def _stats(self, conn, doms):
+        """uuid -> stats dict; a domain that vanished has no entry."""
+        try:
+            pairs = conn.domainListGetStats(doms, STATS, 0)
+        except libvirt.libvirtError as exc:
+            if not _no_domain(exc):
+                raise
+            # One domain vanished and took the bulk call with it: ask per
+            # domain so the others keep their counters.
+            pairs = []
+            for dom in doms:
+                try:
+                    pairs.extend(conn.domainListGetStats([dom], STATS, 0))
+                except libvirt.libvirtError as exc:
+                    if not _no_domain(exc):
+                        raise
+        return {dom.UUIDString(): stats for dom, stats in pairs}
+
+    # -- the cycle ---------------------------------------------------------
+
+    def collect(self, now):
+        try:
+            conn = self._connection.get()
+        except libvirt_connection.Disconnected as exc:
+            return base.SourceSample(
+                status=base.SourceStatus(self.name, False, str(exc)),
+                events=tuple(self._connection.pop_events()))
+        try:
+            return self._collect(conn)
+        except libvirt.libvirtError as exc:
+            self._connection.check_error(exc)
+            LOG.warning('libvirt source failed this cycle: %s', exc)
+            return base.SourceSample(
+                status=base.SourceStatus(self.name, False,
+                                         'libvirt error: %s' % exc),
+                events=tuple(self._connection.pop_events()))
+
+    def _collect(self, conn):
+        topology = self._read_topology(conn)
+        doms = conn.listAllDomains(libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
+        found = []
+        vanished = 0
+        for dom in doms:
+            fields = self._domain(dom)
+            if fields is None:
+                vanished += 1
+            else:
+                found.append((dom, fields))
+        stats = self._stats(conn, [dom for dom, _ in found])
+        instances = []
+        for dom, fields in found:
+            dom_stats = stats.get(fields['uuid'])
+            if dom_stats is None:
+                instances.append(base.InstanceSample(
+                    counters={}, notes=(VANISHED,), **fields))
+                continue
+            counters = counters_from_stats(dom_stats, fields['vcpus'])
+            instances.append(base.InstanceSample(counters=counters,
+                                                 **fields))
+        self._forget_gone({(fields['uuid'], int(fields['incarnation']))
+                           for _, fields in found})
+        reasons = [r for r in (self._perf_problem, self._topology_note) if r]
+        events = self._connection.pop_events()
+        if vanished:
+            events.append('domains_vanished_mid_collection:%d' % vanished)
+        return base.SourceSample(
+            status=base.SourceStatus(self.name, True,
+                                     '; '.join(reasons) or None),
+            topology=topology, instances=tuple(instances),
+            events=tuple(events))
+
+    def _forget_gone(self, present):
+        self._perf_done &= present
+        if len(self._parsed) > 2 * max(len(present), 16):
+            self._parsed.clear()
