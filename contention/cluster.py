@@ -1,0 +1,213 @@
+"""The cluster as the algorithms see it, and the actions they propose.
+
+The swap algorithms, Merlin's arbitration, the placement weigher and the
+simulator's policies all read a :class:`ClusterView` and return
+:class:`Plan` s. Adapters build the view from wherever the data lives (the
+telemetry store plus Watcher's compute model, Nova's HostStates, or the
+simulator's state) and turn plans back into Watcher actions or simulator
+moves. Nothing here knows which.
+
+All values are plain and immutable; an algorithm that wants to try a move
+applies it to a copy (:func:`apply_action`) and reasons on the result.
+"""
+
+import dataclasses
+from typing import Optional, Union
+
+
+@dataclasses.dataclass(frozen=True)
+class InstanceView:
+    """An instance with what the algorithms need to know about it."""
+
+    uuid: str
+    host: str
+    vcpus: int
+    memory_mib: int
+    disk_gb: float = 0.0
+    #: Socket its vCPUs run on (None if spread or unknown).
+    socket: Optional[int] = None
+    #: NUMA node its vCPUs run on and where most of its memory is.
+    node: Optional[int] = None
+    llc_misses_per_s: Optional[float] = None
+    mpki: Optional[float] = None
+    mf: Optional[float] = None
+    ipc: Optional[float] = None
+    cpu_util: Optional[float] = None
+    llc_occupancy_bytes: Optional[float] = None
+    merlin_class: Optional[str] = None
+    image_id: Optional[str] = None
+    flavor: Optional[str] = None
+    #: Nova NUMA topology (hw:numa_nodes) or dedicated CPUs: the instance
+    #: must fit one NUMA cell of its destination, and the agent must not
+    #: re-pin it.
+    has_numa_topology: bool = False
+    cpu_policy: str = 'shared'
+    #: Lower values are moved first when the choice is otherwise even.
+    priority: int = 0
+    #: False for instances the algorithms must leave alone (locked, not
+    #: ACTIVE, excluded by scope, no fresh telemetry). ``skip_reason`` says
+    #: why.
+    movable: bool = True
+    skip_reason: Optional[str] = None
+    #: When it was last moved by us (seconds since the epoch), for cool-down.
+    last_moved_at: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class SocketView:
+    """A socket (or NUMA node, for NUMA-granular algorithms) of a host."""
+
+    id: int
+    nodes: tuple[int, ...]
+    cpus: int
+    memory_mib: int
+
+
+@dataclasses.dataclass(frozen=True)
+class HostView:
+    name: str
+    sockets: tuple[SocketView, ...]
+    vcpus_total: int
+    memory_mib_total: int
+    disk_gb_total: float = 0.0
+    #: Nova's allocation ratios, so free capacity matches what Nova allows.
+    cpu_allocation_ratio: float = 1.0
+    ram_allocation_ratio: float = 1.0
+    disk_allocation_ratio: float = 1.0
+    #: False for disabled or down hosts; ``skip_reason`` says which.
+    enabled: bool = True
+    skip_reason: Optional[str] = None
+    #: Age of the newest telemetry for this host, seconds (None = none).
+    telemetry_age_s: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterView:
+    hosts: tuple[HostView, ...]
+    instances: tuple[InstanceView, ...]
+    #: Seconds since the epoch at which the view was taken.
+    now: float = 0.0
+
+    def host(self, name):
+        for host in self.hosts:
+            if host.name == name:
+                return host
+        raise KeyError('host %s is not in the cluster view' % name)
+
+    def instance(self, uuid):
+        for inst in self.instances:
+            if inst.uuid == uuid:
+                return inst
+        raise KeyError('instance %s is not in the cluster view' % uuid)
+
+    def instances_on(self, host, socket=None):
+        return tuple(i for i in self.instances if i.host == host
+                     and (socket is None or i.socket == socket))
+
+    def free(self, host_name):
+        """(vCPUs, RAM MiB, disk GB) still free on a host."""
+        host = self.host(host_name)
+        used = self.instances_on(host_name)
+        return (host.vcpus_total * host.cpu_allocation_ratio
+                - sum(i.vcpus for i in used),
+                host.memory_mib_total * host.ram_allocation_ratio
+                - sum(i.memory_mib for i in used),
+                host.disk_gb_total * host.disk_allocation_ratio
+                - sum(i.disk_gb for i in used))
+
+
+@dataclasses.dataclass(frozen=True)
+class Migrate:
+    """Live-migrate an instance (with its memory) to a host and socket."""
+
+    instance: str
+    source_host: str
+    dest_host: str
+    dest_socket: Optional[int] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Swap:
+    """Two live migrations exchanging two instances' hosts, in order.
+
+    ``first`` runs, then ``second`` only if ``first`` succeeded; if
+    ``second`` fails, ``first`` is undone.
+    """
+
+    first: Migrate
+    second: Migrate
+
+
+@dataclasses.dataclass(frozen=True)
+class Repin:
+    """Move an instance's vCPUs (and optionally memory) within its host."""
+
+    instance: str
+    host: str
+    dest_socket: int
+    move_memory: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuQuota:
+    """Cap an instance's CPU time (Merlin's cheapest reconfiguration)."""
+
+    instance: str
+    host: str
+    #: Fraction of its allocated CPU, 0 < quota <= 1 (1 = no cap).
+    quota: float
+
+
+Action = Union[Migrate, Swap, Repin, CpuQuota]
+
+
+@dataclasses.dataclass(frozen=True)
+class Skipped:
+    """Something the algorithm left alone, and why (shown to operators)."""
+
+    subject: str
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What a policy proposes, in the order it must run."""
+
+    actions: tuple[Action, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    #: Free-form indicators (e.g. spread before/after) for reports.
+    indicators: dict[str, float] = dataclasses.field(default_factory=dict)
+    #: Why the plan is empty, when it is.
+    reason: Optional[str] = None
+
+
+def apply_action(view, action):
+    """The view after ``action``; the input view is unchanged."""
+    if isinstance(action, Swap):
+        return apply_action(apply_action(view, action.first), action.second)
+    if isinstance(action, Migrate):
+        return _replace_instance(view, action.instance,
+                                 host=action.dest_host,
+                                 socket=action.dest_socket,
+                                 node=None,
+                                 last_moved_at=view.now)
+    if isinstance(action, Repin):
+        return _replace_instance(view, action.instance,
+                                 socket=action.dest_socket,
+                                 last_moved_at=view.now)
+    if isinstance(action, CpuQuota):
+        return view
+    raise TypeError('unknown action %r' % (action,))
+
+
+def _replace_instance(view, uuid, **changes):
+    found = False
+    instances = []
+    for inst in view.instances:
+        if inst.uuid == uuid:
+            inst = dataclasses.replace(inst, **changes)
+            found = True
+        instances.append(inst)
+    if not found:
+        raise KeyError('instance %s is not in the cluster view' % uuid)
+    return dataclasses.replace(view, instances=tuple(instances))

@@ -1,0 +1,45 @@
+"""The interface every placement or rebalancing policy implements.
+
+A policy is what ``contention-sim evaluate --policy NAME`` runs, loaded with
+stevedore from the ``contention.sim.policies`` namespace. The Watcher
+strategies and the Nova weigher are policies too, running the same core
+functions they run inside OpenStack, so that the simulator compares the
+code we ship and not a re-implementation of it.
+"""
+
+import abc
+
+from contention import cluster
+
+
+class Policy(abc.ABC):
+    """A rebalancing and/or arrival-placement policy.
+
+    Parameters go in ``__init__`` (keyword arguments with defaults, like a
+    scikit-learn estimator) so that a policy is fully described by its name
+    and parameters.
+    """
+
+    #: The stevedore entry-point name.
+    name = None
+
+    def bind(self, simulator):
+        """Called once before a run.
+
+        Only the oracle may use the simulator's ground truth; every other
+        policy decides from the view alone.
+        """
+
+    def rebalance(self, view, rng):
+        """Called every audit period. Return a :class:`cluster.Plan`."""
+        return cluster.Plan(reason='%s does not rebalance' % self.name)
+
+    def place(self, instance, view, candidates, rng):
+        """Choose a host for an arriving instance.
+
+        ``instance`` is an :class:`cluster.InstanceView` with ``host`` empty;
+        ``candidates`` are the host names that fit it (already filtered as
+        Nova's filters would). Return a host name, or None to let the
+        simulator place it as Nova's default weighers would.
+        """
+        return None
