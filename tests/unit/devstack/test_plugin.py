@@ -1,0 +1,129 @@
+"""devstack/plugin.sh, sourced with devstack's functions stubbed.
+
+Runs the plugin's phases the way stack.sh and unstack.sh call them and
+checks what an operator would get: the ini files it wrote and the
+processes, databases and packages it asked devstack for.
+"""
+
+import getpass
+import os
+import shutil
+import subprocess
+import tempfile
+
+from oslotest import base
+
+from tests.unit.devstack import ini
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, os.pardir, os.pardir, os.pardir))
+PHASES = (('stack', 'install'), ('stack', 'post-config'),
+          ('stack', 'extra'), ('unstack', ''), ('clean', ''))
+
+
+class TestDevstackPlugin(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.bin = os.path.join(self.tmp, 'bin')
+        os.mkdir(self.bin)
+        self.log = os.path.join(self.tmp, 'stub.log')
+        # contention-collector --upgrade-db is run by the plugin: log it.
+        collector = os.path.join(self.bin, 'contention-collector')
+        with open(collector, 'w') as f:
+            f.write('#!/bin/sh\necho "contention-collector $*" >> %s\n'
+                    % self.log)
+        os.chmod(collector, 0o755)
+        self.nova_conf = os.path.join(self.tmp, 'nova.conf')
+        self.watcher_conf = os.path.join(self.tmp, 'watcher.conf')
+        self.conf_dir = os.path.join(self.tmp, 'contention')
+
+    def run_plugin(self, services, nova_conf_lines=(), local_conf=''):
+        with open(self.nova_conf, 'w') as f:
+            f.write('\n'.join(nova_conf_lines) + '\n')
+        script = ['set -eu', 'source %s/stubs.sh' % HERE,
+                  'ENABLED_SERVICES=%s' % services,
+                  'source %s/devstack/settings' % ROOT, local_conf]
+        for phase in PHASES:
+            script.append('source %s/devstack/plugin.sh %s %s'
+                          % ((ROOT,) + phase))
+        env = dict(os.environ, STUB_DIR=HERE, STUB_LOG=self.log,
+                   STUB_BIN=self.bin, DEST=self.tmp, STACK_USER=getpass.getuser(),
+                   ENABLE_DEBUG_LOG_LEVEL='True', NOVA_CONF=self.nova_conf,
+                   WATCHER_CONF=self.watcher_conf,
+                   CONTENTION_CONF_DIR=self.conf_dir,
+                   NOVA_FILTERS='ComputeFilter,ImagePropertiesFilter')
+        result = subprocess.run(['bash', '-c', '\n'.join(script)], env=env,
+                                capture_output=True, text=True)
+        self.assertEqual(0, result.returncode, result.stderr[-2000:])
+        with open(self.log) as f:
+            return f.read().splitlines()
+
+    def values(self, path, section, key):
+        return [v for k, v in ini.load(path).get(section, []) if k == key]
+
+    def test_all_in_one(self):
+        log = self.run_plugin('rabbit,mysql,nova,watcher-api,'
+                              'contention-watcher')
+        self.assertIn('setup_develop %s/contention-aware-placement '
+                      'agent,nova,watcher' % self.tmp, log)
+        self.assertIn('recreate_database contention', log)
+        self.assertIn('contention-collector --config-file %s/collector.conf '
+                      '--upgrade-db' % self.conf_dir, log)
+        processes = [line for line in log if line.startswith('run_process')]
+        self.assertEqual(2, len(processes))
+        self.assertIn('contention-agent --config-file', processes[1])
+        self.assertTrue(processes[1].endswith('| root'))
+        self.assertEqual(['stop_process contention-agent',
+                          'stop_process contention-collector'],
+                         [line for line in log if 'stop_process' in line])
+        self.assertIn('restart_service devstack@watcher-decision-engine', log)
+        # Nova: our weigher after the defaults, our filter available and
+        # enabled after the existing ones, perf events for libvirt.
+        self.assertEqual(['nova.scheduler.weights.all_weighers,'
+                          'nova_filters.ContentionWeigher'],
+                         self.values(self.nova_conf, 'filter_scheduler',
+                                     'weight_classes'))
+        self.assertEqual(['nova.scheduler.filters.all_filters',
+                          'nova_filters.ContentionFilter'],
+                         self.values(self.nova_conf, 'filter_scheduler',
+                                     'available_filters'))
+        self.assertEqual(['ComputeFilter,ImagePropertiesFilter,'
+                          'ContentionFilter'],
+                         self.values(self.nova_conf, 'filter_scheduler',
+                                     'enabled_filters'))
+        self.assertIn('cache_misses', self.values(
+            self.nova_conf, 'libvirt', 'enabled_perf_events')[0])
+        store = 'mysql+pymysql://root:secret@10.0.0.1/contention'
+        self.assertEqual([store], self.values(self.nova_conf, 'contention',
+                                              'store_connection'))
+        self.assertEqual([store], self.values(
+            self.watcher_conf, 'watcher_strategies.cache_aware_swap',
+            'store_connection'))
+        # The agent and collector configs were written, then removed by
+        # ./clean.sh.
+        self.assertFalse(os.path.exists(self.conf_dir))
+
+    def test_configuration_is_idempotent(self):
+        lines = ['[filter_scheduler]',
+                 'weight_classes = nova.scheduler.weights.all_weighers,'
+                 'nova_filters.ContentionWeigher',
+                 'enabled_filters = ComputeFilter,ContentionFilter']
+        self.run_plugin('contention-nova', lines)
+        self.assertEqual(['nova.scheduler.weights.all_weighers,'
+                          'nova_filters.ContentionWeigher'],
+                         self.values(self.nova_conf, 'filter_scheduler',
+                                     'weight_classes'))
+        self.assertEqual(['ComputeFilter,ContentionFilter'],
+                         self.values(self.nova_conf, 'filter_scheduler',
+                                     'enabled_filters'))
+
+    def test_compute_node_runs_only_the_agent(self):
+        log = self.run_plugin('nova', local_conf='disable_service '
+                              'contention-collector contention-nova')
+        self.assertNotIn('recreate_database contention', log)
+        self.assertEqual(['contention-agent'],
+                         [line.split()[1] for line in log
+                          if line.startswith('run_process')])
