@@ -43,7 +43,8 @@ def _register(conf):
     conf.register_cli_opts(cli_opts)
     opts.register_opts(conf)
     for group, group_opts in messaging_opts.list_opts():
-        if group in ('DEFAULT', 'oslo_messaging_notifications'):
+        # oslo.messaging lists its [DEFAULT] options under the group None.
+        if group in (None, 'DEFAULT', 'oslo_messaging_notifications'):
             conf.register_opts(group_opts, group=group)
     logging.register_options(conf)
 
@@ -84,7 +85,8 @@ def _publisher(conf):
                                                 conf.agent.buffer_size)
 
 
-def run_once(conf, out=sys.stdout):
+def run_once(conf, out=None):
+    out = out if out is not None else sys.stdout
     collector, _ = build(conf)
     publisher = _publisher(conf) if _transport_configured(conf) else None
     agent = service.AgentService(collector, publisher)
@@ -96,8 +98,11 @@ def run_once(conf, out=sys.stdout):
     finally:
         collector.close()
     out.write(json.dumps(report.to_dict(), indent=2, sort_keys=True) + '\n')
+    out.flush()
     if publisher is not None:
-        if not publisher.flush(FLUSH_TIMEOUT):
+        delivered = publisher.flush(FLUSH_TIMEOUT)
+        publisher.stop(timeout=0)
+        if not delivered:
             sys.stderr.write('contention-agent: report not delivered within '
                              '%.0f s\n' % FLUSH_TIMEOUT)
             return 2
@@ -112,9 +117,12 @@ def run_service(conf):
         publisher = _publisher(conf)
     else:
         LOG.warning('No transport_url configured: reports are not '
-                    'published and no RPC is served.')
+                    'published.')
+    if not conf.transport_url:
+        LOG.warning('No [DEFAULT] transport_url configured: the RPC '
+                    'actions (topic %s) are not served.', rpc.TOPIC)
     agent = service.AgentService(collector, publisher)
-    if publisher is not None:
+    if conf.transport_url:
         rpc_transport = oslo_messaging.get_rpc_transport(conf)
         server = rpc.make_server(
             rpc_transport, conf.agent.host,
@@ -149,6 +157,10 @@ def main(argv=None, conf=None):
          prog='contention-agent')
     if conf.cli_libvirt_uri:
         conf.set_override('libvirt_uri', conf.cli_libvirt_uri, 'agent')
+    if conf.once:
+        # stdout carries the report; oslo.log writes to stdout when no log
+        # file is set.
+        conf.set_override('use_stderr', True)
     logging.setup(conf, 'contention-agent')
     try:
         if conf.once:

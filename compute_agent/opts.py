@@ -71,7 +71,7 @@ agent_opts = [
     cfg.IntOpt('buffer_size', default=60, min=1,
                help='Reports kept while the message broker is unreachable; '
                     'when full the oldest is dropped and counted in the '
-                    'next report\'s events (reports_dropped:N).'),
+                    'events of the next report sent (reports_dropped:N).'),
     cfg.StrOpt('shared_cpu_set', default=None,
                help='Host CPUs (e.g. "4-15,20-31") that repin_instance may '
                     'use: Nova\'s [compute] cpu_shared_set. Unset means '
