@@ -77,7 +77,8 @@ class Publisher(object):
                 self._dropped_unreported += 1
                 self.dropped_total += 1
             self._buffer.append(report)
-            self._cond.notify()
+            # notify_all: flush() waits on the same condition.
+            self._cond.notify_all()
 
     @property
     def pending(self):
