@@ -15,6 +15,7 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
+from oslo_messaging import conffixture
 from oslo_messaging import opts as messaging_opts
 
 from compute_agent import actions
@@ -39,13 +40,24 @@ cli_opts = [
 FLUSH_TIMEOUT = 10.0
 
 
+def register_messaging_opts(conf):
+    """Every oslo.messaging option, as its drivers expect them.
+
+    oslo.messaging registers some groups ([oslo_messaging_tracing],
+    [oslo_messaging_metrics]) on ``cfg.CONF`` only and leaves them out of
+    ``list_opts()``, yet its RPC client and server read them; its
+    ConfFixture's constructor registers all of them on another
+    ConfigOpts (it changes nothing else until used as a fixture).
+    """
+    for group, group_opts in messaging_opts.list_opts():
+        conf.register_opts(group_opts, group=group)
+    conffixture.ConfFixture(conf)
+
+
 def _register(conf):
     conf.register_cli_opts(cli_opts)
     opts.register_opts(conf)
-    for group, group_opts in messaging_opts.list_opts():
-        # oslo.messaging lists its [DEFAULT] options under the group None.
-        if group in (None, 'DEFAULT', 'oslo_messaging_notifications'):
-            conf.register_opts(group_opts, group=group)
+    register_messaging_opts(conf)
     logging.register_options(conf)
 
 

@@ -421,9 +421,11 @@ class FakeOpener(object):
         self.conn = conn
         self.failures = 0
         self.calls = 0
+        self.uris = []
 
     def __call__(self, uri):
         self.calls += 1
+        self.uris.append(uri)
         if self.failures:
             self.failures -= 1
             raise error(libvirt.VIR_ERR_SYSTEM_ERROR,
