@@ -147,7 +147,7 @@ class LocalActions(object):
             target = frozenset(topology.node(node).cpus) & allowed
             if not target:
                 raise ActionError('node: NUMA node %d has no CPU in the '
-                                  'shared CPU set %s'
+                                  'shared, online CPU set %s'
                                   % (node, _format(allowed)))
             return target
         target = _cpu_list(cpus, 'cpus')
