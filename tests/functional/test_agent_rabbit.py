@@ -1,0 +1,191 @@
+"""The agent over the real RabbitMQ on localhost.
+
+Every test uses its own topic (uuid suffix) so that engineers sharing the
+broker never see each other's messages. The broker-restart test stops the
+RabbitMQ application for a few seconds and always starts it again in a
+cleanup.
+"""
+
+import queue
+import subprocess
+import threading
+import time
+import uuid
+
+import oslo_messaging
+
+from compute_agent import actions
+from compute_agent import cmd
+from compute_agent import publisher as publisher_mod
+from compute_agent import rpc
+from compute_agent import service
+from contention import report as report_mod
+from tests.functional import agent_base
+from tests.functional import services
+
+WAIT = 60.0
+
+
+class _Listener(object):
+    """Notification endpoint collecting host reports."""
+
+    def __init__(self):
+        self.reports = queue.Queue()
+        self.errors = []
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        try:
+            report = report_mod.HostReport.from_dict(payload)
+        except Exception as exc:     # record, do not requeue forever
+            self.errors.append(exc)
+            return
+        self.reports.put((publisher_id, event_type, report))
+
+    def get(self, timeout=WAIT):
+        return self.reports.get(timeout=timeout)
+
+
+def _rabbitmqctl(*args):
+    return subprocess.run(['rabbitmqctl'] + list(args), capture_output=True,
+                          text=True, timeout=120)
+
+
+class RabbitCase(agent_base.TestDriverCase):
+
+    def setUp(self):
+        super().setUp()
+        self.topic = 'contention_telemetry_test_%s' % uuid.uuid4().hex[:12]
+        self.conf.set_override('transport_url', services.RABBIT_URL)
+        self.transport = oslo_messaging.get_notification_transport(
+            self.conf, url=services.RABBIT_URL)
+        self.addCleanup(self.transport.cleanup)
+        self.listener = _Listener()
+        server = oslo_messaging.get_notification_listener(
+            self.transport, [oslo_messaging.Target(topic=self.topic)],
+            [self.listener], executor='threading',
+            pool='test-%s' % uuid.uuid4().hex[:8])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+
+    def agent(self, buffer_size=60, interval=10.0):
+        self.conf.set_override('interval', interval, 'agent')
+        collector, local = cmd.build(self.conf)
+        self.addCleanup(collector.close)
+        notifier = publisher_mod.make_notifier(self.transport, self.host,
+                                               topic=self.topic)
+        publisher = publisher_mod.Publisher.for_notifier(notifier,
+                                                         buffer_size)
+        self.addCleanup(publisher.stop, 0)
+        return service.AgentService(collector, publisher), local
+
+
+class TestPublish(RabbitCase):
+
+    def test_listener_receives_a_valid_report(self):
+        dom = self.define()
+        agent, _ = self.agent()
+        sent = agent.run_once()
+        publisher_id, event_type, report = self.listener.get()
+        self.assertEqual([], self.listener.errors)
+        self.assertEqual('contention-agent.%s' % self.host, publisher_id)
+        self.assertEqual(report_mod.EVENT_TYPE, event_type)
+        self.assertEqual(sent, report)
+        self.assertIn(dom.UUIDString(), [r.uuid for r in report.instances])
+
+
+class TestBrokerRestart(RabbitCase):
+
+    OUTAGE_S = 4.0
+    INTERVAL_S = 0.5
+    BUFFER = 3
+
+    def test_reports_buffered_dropped_and_counted(self):
+        self.define()
+        agent, _ = self.agent(buffer_size=self.BUFFER,
+                              interval=self.INTERVAL_S)
+        collected = []
+        run_once = agent.run_once
+
+        def counting_run_once():
+            report = run_once()
+            collected.append(report.timestamp)
+            return report
+        agent.run_once = counting_run_once
+        thread = threading.Thread(target=agent.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, WAIT)
+        self.addCleanup(agent.stop)
+        received = [self.listener.get()[2]]     # the broker is up
+
+        self.addCleanup(_rabbitmqctl, 'start_app')
+        stopped = _rabbitmqctl('stop_app')
+        self.assertEqual(0, stopped.returncode, stopped.stderr)
+        outage_start = time.time()
+        time.sleep(self.OUTAGE_S)
+        started = _rabbitmqctl('start_app')
+        outage_end = time.time()
+        self.assertEqual(0, started.returncode, started.stderr)
+
+        # Collection went on during the outage, without crashing.
+        self.assertTrue(thread.is_alive())
+        during = [t for t in collected if outage_start < t < outage_end]
+        self.assertGreater(len(during), self.BUFFER + 1)
+
+        agent.stop()
+        thread.join(WAIT)
+        self.assertFalse(thread.is_alive())
+        publisher = agent.publisher
+        self.assertTrue(publisher.flush(WAIT), 'reports left unsent')
+        total = len(collected)
+        deadline = time.time() + WAIT
+        while (len(received) + publisher.dropped_total < total
+               and time.time() < deadline):
+            try:
+                received.append(self.listener.get(timeout=1)[2])
+            except queue.Empty:
+                pass
+        self.assertEqual([], self.listener.errors)
+        stamps = [r.timestamp for r in received]
+        self.assertEqual(len(stamps), len(set(stamps)), 'duplicates')
+        # Buffered reports collected during the outage arrived after it.
+        self.assertTrue(any(outage_start < t < outage_end for t in stamps))
+        # Every report was either delivered or dropped and counted, and
+        # the counts the collector sees add up to the publisher's.
+        self.assertGreater(publisher.dropped_total, 0)
+        self.assertEqual(total, len(received) + publisher.dropped_total)
+        counted = sum(int(e.split(':')[1]) for r in received
+                      for e in r.events
+                      if e.startswith(publisher_mod.DROPPED_EVENT + ':'))
+        self.assertEqual(publisher.dropped_total, counted)
+
+
+class TestRpc(RabbitCase):
+
+    def test_repin_over_the_broker_changes_the_domain(self):
+        dom = self.define(vcpus=2)
+        agent, local = self.agent()
+        agent.run_once()        # the topology the actions check
+        topic = 'contention_agent_test_%s' % uuid.uuid4().hex[:12]
+        rpc_transport = oslo_messaging.get_rpc_transport(
+            self.conf, url=services.RABBIT_URL,
+            allowed_remote_exmods=['compute_agent.actions'])
+        self.addCleanup(rpc_transport.cleanup)
+        server = rpc.make_server(rpc_transport, self.host,
+                                 rpc.AgentEndpoint(local,
+                                                   lambda: agent.latest),
+                                 topic=topic)
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        client = rpc.AgentClient(rpc_transport, self.host, topic=topic,
+                                 timeout=WAIT)
+
+        result = client.repin_instance(dom.UUIDString(), cpus='2,4')
+        self.assertEqual([2, 4], result['cpus'])
+        self.assertEqual([frozenset([2, 4])] * 2, self.affinity(dom))
+        exc = self.assertRaises(actions.ActionError, client.repin_instance,
+                                dom.UUIDString(), cpus='12')
+        self.assertIn('outside the shared', str(exc))
+        report = report_mod.HostReport.from_dict(client.get_report())
+        self.assertEqual(self.host, report.host)
