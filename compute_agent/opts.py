@@ -62,6 +62,14 @@ agent_opts = [
                          'are missing')],
                help='How the numa_memory source measures each domain\'s '
                     'memory per host NUMA node.'),
+    cfg.IntOpt('numa_memory_refresh', default=6, min=1,
+               help='Read each instance\'s memory per NUMA node every this '
+                    'many collections (spread evenly over the cycles; a '
+                    'new instance is read at once); in between the last '
+                    'reading is reported. numa_maps walks the QEMU '
+                    'process\'s page tables, which costs milliseconds per '
+                    'instance, and memory placement changes slowly. 1 '
+                    'reads every instance every cycle.'),
     cfg.StrOpt('proc_root', default='/proc',
                help='Mount point of procfs (changed only in tests).'),
     cfg.StrOpt('cgroup_root', default='/sys/fs/cgroup',

@@ -22,6 +22,8 @@ option); if the host cannot count them (no PMU in a VM, perf_event_paranoid,
 an old kernel) the counters stay None and the status says why, once.
 """
 
+import itertools
+
 import libvirt
 from oslo_log import log as logging
 
@@ -213,11 +215,14 @@ class LibvirtSource(base.Source):
         vcpu_cpus = tuple(entry[3] for entry in vcpu_info)
         if any(cpu < 0 for cpu in vcpu_cpus):
             vcpu_cpus = None    # a vCPU not running: placement unknown
-        allowed = set()
-        for cpumap in cpumaps:
-            allowed.update(i for i, on in enumerate(cpumap) if on)
-        maplen = len(cpumaps[0]) if cpumaps else 0
-        cpuset = () if len(allowed) == maplen else tuple(sorted(allowed))
+        if all(all(cpumap) for cpumap in cpumaps):
+            cpuset = ()     # may run on any CPU (the common, unpinned case)
+        else:
+            allowed = set()
+            for cpumap in cpumaps:
+                allowed.update(itertools.compress(range(len(cpumap)),
+                                                  cpumap))
+            cpuset = tuple(sorted(allowed))
         policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
                                        self._dedicated)
         return dict(uuid=info.uuid, name=info.nova_name or info.name,

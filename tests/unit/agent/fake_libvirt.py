@@ -152,6 +152,8 @@ class FakeDomain(object):
                       'vcpu_quota': -1, 'emulator_period': 100000,
                       'emulator_quota': -1}
         self.calls = []
+        self._xml_cache = {}
+        self._maps_cache = {}
         self.reset_counters()
 
     # -- test controls -----------------------------------------------------
@@ -219,6 +221,15 @@ class FakeDomain(object):
 
     def XMLDesc(self, flags=0):
         self._check('XMLDesc')
+        # Cached: building the text is the daemon's work, not the agent's,
+        # and must not count in the benchmark's CPU time.
+        key = (flags, self.id, tuple(self.affinity),
+               tuple(sorted(self.xml_kwargs.items(), key=str)))
+        if self._xml_cache.get('key') != key:
+            self._xml_cache = {'key': key, 'xml': self._xml(flags)}
+        return self._xml_cache['xml']
+
+    def _xml(self, flags):
         kwargs = dict(self.xml_kwargs)
         if not flags & libvirt.VIR_DOMAIN_XML_INACTIVE:
             kwargs['domain_id'] = self.id
@@ -234,9 +245,12 @@ class FakeDomain(object):
         self._check('vcpus')
         info = [(v, libvirt.VIR_VCPU_RUNNING, self.vcpu_time[v],
                  self.cpus_on[v]) for v in range(self.nvcpus)]
-        maps = [tuple(c in self.affinity[v] for c in range(self.conn.ncpus))
-                for v in range(self.nvcpus)]
-        return info, maps
+        # Cached like the XML: libvirt-python builds these tuples in C.
+        key = tuple(self.affinity)
+        if self._maps_cache.get('key') != key:
+            self._maps_cache = {'key': key, 'maps': [
+                tuple(c in a for c in range(self.conn.ncpus)) for a in key]}
+        return info, list(self._maps_cache['maps'])
 
     def setPerfEvents(self, params, flags=0):
         self._check('setPerfEvents')
