@@ -92,7 +92,8 @@ def build(conf):
 
 def _publisher(conf):
     transport = oslo_messaging.get_notification_transport(conf)
-    notifier = publisher_mod.make_notifier(transport, conf.agent.host)
+    notifier = publisher_mod.make_notifier(
+        transport, conf.agent.host, topic=conf.agent.notification_topic)
     return publisher_mod.Publisher.for_notifier(notifier,
                                                 conf.agent.buffer_size)
 

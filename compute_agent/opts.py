@@ -10,6 +10,8 @@ import socket
 
 from oslo_config import cfg
 
+from contention import report
+
 GROUP = 'agent'
 
 agent_opts = [
@@ -76,6 +78,11 @@ agent_opts = [
                help='Mount point of the cgroup v2 hierarchy.'),
     cfg.StrOpt('sysfs_root', default='/sys',
                help='Mount point of sysfs, read for the cache topology.'),
+    cfg.StrOpt('notification_topic', default=report.TOPIC,
+               help='Topic the host reports are published on (the '
+                    'collector\'s [collector] topic). The reports do not '
+                    'follow [oslo_messaging_notifications] topics, which '
+                    'other services\' notifications use.'),
     cfg.IntOpt('buffer_size', default=60, min=1,
                help='Reports kept while the message broker is unreachable; '
                     'when full the oldest is dropped and counted in the '

@@ -6,12 +6,17 @@ RabbitMQ application for a few seconds and always starts it again in a
 cleanup.
 """
 
+import io
+import json
+import os
 import queue
 import subprocess
 import threading
 import time
 import uuid
 
+import fixtures
+from oslo_config import cfg
 import oslo_messaging
 
 from compute_agent import actions
@@ -92,6 +97,28 @@ class TestPublish(RabbitCase):
         self.assertEqual(report_mod.EVENT_TYPE, event_type)
         self.assertEqual(sent, report)
         self.assertIn(dom.UUIDString(), [r.uuid for r in report.instances])
+
+
+class TestOnceCommandPublishes(RabbitCase):
+
+    def test_once_publishes_on_the_configured_topic(self):
+        config = os.path.join(self.tmp, 'agent.conf')
+        with open(config, 'w') as f:
+            f.write('[DEFAULT]\ntransport_url = %s\n'
+                    '[agent]\nhost = %s\nnotification_topic = %s\n'
+                    'sources = libvirt\nlibvirt_uri = %s\n'
+                    % (services.RABBIT_URL, self.host, self.topic,
+                       agent_base.TEST_URI))
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        self.useFixture(fixtures.MonkeyPatch(
+            'compute_agent.cmd.logging.setup', lambda *a, **k: None))
+        self.assertEqual(0, cmd.main(['--config-file', config, '--once'],
+                                     conf=cfg.ConfigOpts()))
+        printed = report_mod.HostReport.from_dict(json.loads(out.getvalue()))
+        publisher_id, _, report = self.listener.get()
+        self.assertEqual('contention-agent.%s' % self.host, publisher_id)
+        self.assertEqual(printed, report)
 
 
 class TestBrokerRestart(RabbitCase):
