@@ -65,13 +65,23 @@ class RabbitCase(agent_base.TestDriverCase):
             self.conf, url=services.RABBIT_URL)
         self.addCleanup(self.transport.cleanup)
         self.listener = _Listener()
+        # No pool: the listener consumes the topic's default queue, the one
+        # the notifier declares before publishing. A pool's own queue is
+        # not durable, and after a broker restart reports published before
+        # the listener has declared it again would bypass it.
         server = oslo_messaging.get_notification_listener(
             self.transport, [oslo_messaging.Target(topic=self.topic)],
-            [self.listener], executor='threading',
-            pool='test-%s' % uuid.uuid4().hex[:8])
+            [self.listener], executor='threading')
+        self.addCleanup(self.delete_queues, self.topic + '.info')
         server.start()
         self.addCleanup(server.wait)
         self.addCleanup(server.stop)
+
+    @staticmethod
+    def delete_queues(*names):
+        """Leave the shared broker as we found it (queues are named by us)."""
+        for name in names:
+            _rabbitmqctl('delete_queue', name)
 
     def agent(self, buffer_size=60, interval=10.0):
         self.conf.set_override('interval', interval, 'agent')
@@ -176,7 +186,11 @@ class TestBrokerRestart(RabbitCase):
         stamps = [r.timestamp for r in received]
         self.assertEqual(len(stamps), len(set(stamps)), 'duplicates')
         # Buffered reports collected during the outage arrived after it.
-        self.assertTrue(any(outage_start < t < outage_end for t in stamps))
+        self.assertTrue(any(outage_start < t < outage_end for t in stamps),
+                        'outage %.1f-%.1f, collected %s, received %s, '
+                        'dropped %d' % (outage_start, outage_end, collected,
+                                        sorted(stamps),
+                                        publisher.dropped_total))
         # Every report was either delivered or dropped and counted, and
         # the counts the collector sees add up to the publisher's.
         self.assertGreater(publisher.dropped_total, 0)
@@ -194,6 +208,8 @@ class TestRpc(RabbitCase):
         agent, local = self.agent()
         agent.run_once()        # the topology the actions check
         topic = 'contention_agent_test_%s' % uuid.uuid4().hex[:12]
+        self.addCleanup(self.delete_queues, topic, '%s.%s' % (topic,
+                                                              self.host))
         rpc_transport = oslo_messaging.get_rpc_transport(
             self.conf, url=services.RABBIT_URL,
             allowed_remote_exmods=['compute_agent.actions'])
