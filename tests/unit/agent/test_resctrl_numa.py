@@ -134,6 +134,7 @@ class TestNumaMemory(base.AgentTestCase):
         _write(os.path.join(self.proc, '1', 'cmdline'), 'init\0')
         _write(os.path.join(self.proc, 'self', 'cmdline'), 'x\0')
         self.source = numa_memory.NumaMemorySource()
+        self.conf.set_override('numa_memory_refresh', 1, 'agent')
 
     def qemu(self, pid, uuid):
         d = os.path.join(self.proc, str(pid))
@@ -166,6 +167,25 @@ class TestNumaMemory(base.AgentTestCase):
         [inst] = self.source.collect(0).instances
         self.assertEqual({0: 1024.0 + 100.0, 1: 512.0},
                          inst.memory_mib_per_node)
+
+    def test_placement_read_again_every_refresh_cycles(self):
+        self.conf.set_override('numa_memory_refresh', 3, 'agent')
+        self.source.open(self.conf)
+        maps = os.path.join(self.proc, '4242', 'numa_maps')
+        first = self.source.collect(0).instances[0].memory_mib_per_node
+        self.source.collect(0)
+        _write(maps, '7f00 default anon=256 N1=256 kernelpagesize_kB=4\n')
+        seen = [self.source.collect(0).instances[0].memory_mib_per_node
+                for _ in range(3)]
+        # UUID_A's slot (crc32 of the uuid, modulo 3) is the third cycle.
+        self.assertEqual([first, first, {1: 1.0}], seen)
+        # A new QEMU process (a new pid for the uuid) is read at once.
+        os.rename(os.path.join(self.proc, '4242'),
+                  os.path.join(self.proc, '4343'))
+        _write(os.path.join(self.proc, '4343', 'numa_maps'),
+               '7f00 default anon=512 N0=512 kernelpagesize_kB=4\n')
+        self.assertEqual({0: 2.0}, self.source.collect(0).instances[0]
+                         .memory_mib_per_node)
 
     def test_process_gone_is_skipped(self):
         self.qemu(4343, UUID_B)
