@@ -26,6 +26,10 @@ from compute_agent import libvirt_connection
 from contention import topology_parse
 
 
+#: Largest CFS quota libvirt accepts (``vcpu_quota``).
+MAX_QUOTA_US = 17592186044415
+
+
 class ActionError(Exception):
     """A local action was refused or failed; the message says why."""
 
@@ -81,16 +85,23 @@ class LocalActions(object):
         try:
             dom = conn.lookupByUUIDString(instance_uuid)
             active = dom.isActive()
-            xml = dom.XMLDesc(0)
+            # Nova's pinning is in the persistent definition; the live XML
+            # also carries this agent's earlier live re-pinning, which
+            # would make a shared instance pinned to one CPU look dedicated.
+            xml = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
         except libvirt.libvirtError as exc:
             if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
                 raise ActionError('instance %s is not on host %s'
                                   % (instance_uuid, self.host)) from None
-            raise
+            raise self._libvirt_failed(instance_uuid, 'read', exc) from None
         if not active:
             raise ActionError('instance %s is not running on host %s'
                               % (instance_uuid, self.host))
-        info = domain_xml.parse(xml)
+        try:
+            info = domain_xml.parse(xml)
+        except domain_xml.DomainXMLError as exc:
+            raise ActionError('instance %s: %s' % (instance_uuid,
+                                                   exc)) from None
         policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
                                        self._dedicated)
         if policy != 'shared':
@@ -99,11 +110,32 @@ class LocalActions(object):
                               % (instance_uuid, policy))
         return conn, dom, info
 
-    def _target_cpus(self, topology, node, cpus):
+    def _current_topology(self):
+        topology = self._topology()
+        if topology is None:
+            raise ActionError('host %s: the agent has not read the host '
+                              'topology yet (is libvirt reachable?); retry '
+                              'after its first collection' % self.host)
+        return topology
+
+    def _allowed(self, topology, online):
+        """CPUs a target may use: the shared set, online, known to libvirt.
+
+        Without a configured shared set, every CPU of the topology outside
+        the dedicated set.
+        """
+        if self._shared is not None:
+            allowed = self._shared
+        else:
+            allowed = frozenset(c.id for c in topology.cpus)
+            if self._dedicated is not None:
+                allowed = allowed - self._dedicated
+        return allowed & online
+
+    def _target_cpus(self, topology, online, node, cpus):
         if (node is None) == (cpus is None):
             raise ActionError('give exactly one of node and cpus')
-        allowed = (self._shared if self._shared is not None
-                   else frozenset(c.id for c in topology.cpus))
+        allowed = self._allowed(topology, online)
         if node is not None:
             if isinstance(node, bool) or not isinstance(node, int):
                 raise ActionError('node: expected a NUMA node number, got %r'
@@ -115,7 +147,7 @@ class LocalActions(object):
             target = frozenset(topology.node(node).cpus) & allowed
             if not target:
                 raise ActionError('node: NUMA node %d has no CPU in the '
-                                  'shared CPU set %s'
+                                  'shared, online CPU set %s'
                                   % (node, _format(allowed)))
             return target
         target = _cpu_list(cpus, 'cpus')
@@ -127,8 +159,9 @@ class LocalActions(object):
                               % (self.host, _format(unknown)))
         outside = target - allowed
         if outside:
-            raise ActionError('cpus: CPU(s) %s are outside the shared CPU '
-                              'set %s' % (_format(outside), _format(allowed)))
+            raise ActionError('cpus: CPU(s) %s are outside the shared, '
+                              'online CPU set %s'
+                              % (_format(outside), _format(allowed)))
         return target
 
     def repin_instance(self, instance_uuid, node=None, cpus=None,
@@ -142,32 +175,50 @@ class LocalActions(object):
         if not isinstance(move_memory, bool):
             raise ActionError('move_memory: expected true or false, got %r'
                               % (move_memory,))
-        topology = self._topology()
-        target = self._target_cpus(topology, node, cpus)
+        topology = self._current_topology()
         conn, dom, info = self._domain(instance_uuid)
-        maplen = max(conn.getCPUMap()[0], max(target) + 1)
-        cpumap = tuple(i in target for i in range(maplen))
-        changed = False
-        _, current = dom.vcpus()
-        for vcpu, have in enumerate(current):
-            have_set = frozenset(i for i, on in enumerate(have) if on)
-            if have_set != target:
-                dom.pinVcpu(vcpu, cpumap)
-                changed = True
-        nodes = sorted({topology.node_of_cpu(c) for c in target})
-        if move_memory:
-            params = dom.numaParameters(libvirt.VIR_DOMAIN_AFFECT_LIVE)
-            nodeset = _format(nodes)
-            current_nodes = topology_parse.parse_cpulist(
-                params.get('numa_nodeset') or '')
-            if sorted(current_nodes) != nodes:
-                dom.setNumaParameters({'numa_nodeset': nodeset},
-                                      libvirt.VIR_DOMAIN_AFFECT_LIVE)
-                changed = True
+        try:
+            maplen, online_map, _ = conn.getCPUMap()
+            online = frozenset(i for i, on in enumerate(online_map) if on)
+            target = self._target_cpus(topology, online, node, cpus)
+            cpumap = tuple(i in target for i in range(maplen))
+            nodes = sorted({topology.node_of_cpu(c) for c in target})
+            changed = False
+            # Memory first: if libvirt refuses to move it (a nodeset can
+            # change live only in strict mode), the vCPUs stay put too.
+            if move_memory:
+                changed = self._bind_memory(dom, nodes)
+            _, current = dom.vcpus()
+            for vcpu, have in enumerate(current):
+                have_set = frozenset(i for i, on in enumerate(have) if on)
+                if have_set != target:
+                    dom.pinVcpu(vcpu, cpumap)
+                    changed = True
+        except libvirt.libvirtError as exc:
+            raise self._libvirt_failed(instance_uuid, 'repin', exc) from None
         return {'instance_uuid': instance_uuid, 'host': self.host,
                 'cpus': sorted(target),
                 'memory_nodes': nodes if move_memory else None,
                 'changed': changed}
+
+    @staticmethod
+    def _bind_memory(dom, nodes):
+        params = dom.numaParameters(libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        current_nodes = topology_parse.parse_cpulist(
+            params.get('numa_nodeset') or '')
+        if sorted(current_nodes) == nodes:
+            return False
+        dom.setNumaParameters({'numa_nodeset': _format(nodes)},
+                              libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        return True
+
+    def _libvirt_failed(self, instance_uuid, what, exc):
+        if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
+            return ActionError('instance %s vanished from host %s'
+                               % (instance_uuid, self.host))
+        return ActionError('libvirt cannot %s instance %s: %s'
+                           % (what, instance_uuid,
+                              exc.get_error_message()))
 
     def set_cpu_quota(self, instance_uuid, quota_us):
         """Cap each vCPU at ``quota_us`` per ``cpu_period_us`` (CFS).
@@ -176,9 +227,10 @@ class LocalActions(object):
         """
         instance_uuid = _check_uuid(instance_uuid)
         if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
-                or not (quota_us == -1 or 1000 <= quota_us <= 2 ** 44)):
+                or not (quota_us == -1 or 1000 <= quota_us <= MAX_QUOTA_US)):
             raise ActionError('quota_us: expected -1 (no cap) or an integer '
-                              '>= 1000 microseconds, got %r' % (quota_us,))
+                              'from 1000 to %d microseconds, got %r'
+                              % (MAX_QUOTA_US, quota_us))
         conn, dom, info = self._domain(instance_uuid)
         flags = libvirt.VIR_DOMAIN_AFFECT_LIVE
         try:
@@ -188,12 +240,8 @@ class LocalActions(object):
             if changed:
                 dom.setSchedulerParametersFlags(wanted, flags)
         except libvirt.libvirtError as exc:
-            if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
-                raise ActionError('instance %s vanished from host %s'
-                                  % (instance_uuid, self.host)) from None
-            raise ActionError('libvirt cannot set the CPU quota of %s: %s'
-                              % (instance_uuid,
-                                 exc.get_error_message())) from None
+            raise self._libvirt_failed(instance_uuid, 'set the CPU quota of',
+                                       exc) from None
         return {'instance_uuid': instance_uuid, 'host': self.host,
                 'quota_us': quota_us, 'period_us': self._period,
                 'changed': changed}

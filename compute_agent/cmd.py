@@ -15,6 +15,7 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
+from oslo_messaging import conffixture
 from oslo_messaging import opts as messaging_opts
 
 from compute_agent import actions
@@ -39,12 +40,24 @@ cli_opts = [
 FLUSH_TIMEOUT = 10.0
 
 
+def register_messaging_opts(conf):
+    """Every oslo.messaging option, as its drivers expect them.
+
+    oslo.messaging registers some groups ([oslo_messaging_tracing],
+    [oslo_messaging_metrics]) on ``cfg.CONF`` only and leaves them out of
+    ``list_opts()``, yet its RPC client and server read them; its
+    ConfFixture's constructor registers all of them on another
+    ConfigOpts (it changes nothing else until used as a fixture).
+    """
+    for group, group_opts in messaging_opts.list_opts():
+        conf.register_opts(group_opts, group=group)
+    conffixture.ConfFixture(conf)
+
+
 def _register(conf):
     conf.register_cli_opts(cli_opts)
     opts.register_opts(conf)
-    for group, group_opts in messaging_opts.list_opts():
-        if group in ('DEFAULT', 'oslo_messaging_notifications'):
-            conf.register_opts(group_opts, group=group)
+    register_messaging_opts(conf)
     logging.register_options(conf)
 
 
@@ -79,12 +92,14 @@ def build(conf):
 
 def _publisher(conf):
     transport = oslo_messaging.get_notification_transport(conf)
-    notifier = publisher_mod.make_notifier(transport, conf.agent.host)
+    notifier = publisher_mod.make_notifier(
+        transport, conf.agent.host, topic=conf.agent.notification_topic)
     return publisher_mod.Publisher.for_notifier(notifier,
                                                 conf.agent.buffer_size)
 
 
-def run_once(conf, out=sys.stdout):
+def run_once(conf, out=None):
+    out = out if out is not None else sys.stdout
     collector, _ = build(conf)
     publisher = _publisher(conf) if _transport_configured(conf) else None
     agent = service.AgentService(collector, publisher)
@@ -96,8 +111,11 @@ def run_once(conf, out=sys.stdout):
     finally:
         collector.close()
     out.write(json.dumps(report.to_dict(), indent=2, sort_keys=True) + '\n')
+    out.flush()
     if publisher is not None:
-        if not publisher.flush(FLUSH_TIMEOUT):
+        delivered = publisher.flush(FLUSH_TIMEOUT)
+        publisher.stop(timeout=0)
+        if not delivered:
             sys.stderr.write('contention-agent: report not delivered within '
                              '%.0f s\n' % FLUSH_TIMEOUT)
             return 2
@@ -112,9 +130,12 @@ def run_service(conf):
         publisher = _publisher(conf)
     else:
         LOG.warning('No transport_url configured: reports are not '
-                    'published and no RPC is served.')
+                    'published.')
+    if not conf.transport_url:
+        LOG.warning('No [DEFAULT] transport_url configured: the RPC '
+                    'actions (topic %s) are not served.', rpc.TOPIC)
     agent = service.AgentService(collector, publisher)
-    if publisher is not None:
+    if conf.transport_url:
         rpc_transport = oslo_messaging.get_rpc_transport(conf)
         server = rpc.make_server(
             rpc_transport, conf.agent.host,
@@ -149,6 +170,10 @@ def main(argv=None, conf=None):
          prog='contention-agent')
     if conf.cli_libvirt_uri:
         conf.set_override('libvirt_uri', conf.cli_libvirt_uri, 'agent')
+    if conf.once:
+        # stdout carries the report; oslo.log writes to stdout when no log
+        # file is set.
+        conf.set_override('use_stderr', True)
     logging.setup(conf, 'contention-agent')
     try:
         if conf.once:

@@ -63,9 +63,10 @@ class LibvirtConnection(object):
                 return self._conn
             now = self._clock()
             if now < self._next_attempt:
-                raise Disconnected(
-                    'libvirt at %s unreachable (%s); next attempt in %.0f s'
-                    % (self.uri, self._last_error, self._next_attempt - now))
+                # The same words every cycle: the loop logs a source's
+                # status only when it changes.
+                raise Disconnected('cannot connect to libvirt at %s: %s'
+                                   % (self.uri, self._last_error))
             try:
                 conn = self._opener(self.uri)
             except libvirt.libvirtError as exc:

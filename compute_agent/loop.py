@@ -59,22 +59,31 @@ def merge_samples(samples):
     counter the same way; notes add up.
     """
     merged = {}
+    extra = {}
     for sample in samples:
         for inst in sample.instances:
             current = merged.get(inst.uuid)
             if current is None:
                 merged[inst.uuid] = inst
                 continue
-            changes = {f: getattr(inst, f) for f in _IDENTITY
-                       if getattr(current, f) is None
-                       and getattr(inst, f) is not None}
-            counters = dict(current.counters)
+            fields = extra.get(inst.uuid)
+            if fields is None:
+                fields = extra[inst.uuid] = {
+                    'counters': dict(current.counters),
+                    'notes': current.notes}
+            for name in _IDENTITY:
+                value = getattr(inst, name)
+                if value is not None and fields.get(
+                        name, getattr(current, name)) is None:
+                    fields[name] = value
+            counters = fields['counters']
             for name, value in inst.counters.items():
                 if counters.get(name) is None:
                     counters[name] = value
-            merged[inst.uuid] = dataclasses.replace(
-                current, counters=counters,
-                notes=current.notes + inst.notes, **changes)
+            fields['notes'] += inst.notes
+    for uuid, fields in extra.items():
+        # One replace per instance, however many sources saw it.
+        merged[uuid] = dataclasses.replace(merged[uuid], **fields)
     return merged
 
 

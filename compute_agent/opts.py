@@ -10,6 +10,8 @@ import socket
 
 from oslo_config import cfg
 
+from contention import report
+
 GROUP = 'agent'
 
 agent_opts = [
@@ -62,16 +64,29 @@ agent_opts = [
                          'are missing')],
                help='How the numa_memory source measures each domain\'s '
                     'memory per host NUMA node.'),
+    cfg.IntOpt('numa_memory_refresh', default=6, min=1,
+               help='Read each instance\'s memory per NUMA node every this '
+                    'many collections (spread evenly over the cycles; a '
+                    'new instance is read at once); in between the last '
+                    'reading is reported. numa_maps walks the QEMU '
+                    'process\'s page tables, which costs milliseconds per '
+                    'instance, and memory placement changes slowly. 1 '
+                    'reads every instance every cycle.'),
     cfg.StrOpt('proc_root', default='/proc',
                help='Mount point of procfs (changed only in tests).'),
     cfg.StrOpt('cgroup_root', default='/sys/fs/cgroup',
                help='Mount point of the cgroup v2 hierarchy.'),
     cfg.StrOpt('sysfs_root', default='/sys',
                help='Mount point of sysfs, read for the cache topology.'),
+    cfg.StrOpt('notification_topic', default=report.TOPIC,
+               help='Topic the host reports are published on (the '
+                    'collector\'s [collector] topic). The reports do not '
+                    'follow [oslo_messaging_notifications] topics, which '
+                    'other services\' notifications use.'),
     cfg.IntOpt('buffer_size', default=60, min=1,
                help='Reports kept while the message broker is unreachable; '
                     'when full the oldest is dropped and counted in the '
-                    'next report\'s events (reports_dropped:N).'),
+                    'events of the next report sent (reports_dropped:N).'),
     cfg.StrOpt('shared_cpu_set', default=None,
                help='Host CPUs (e.g. "4-15,20-31") that repin_instance may '
                     'use: Nova\'s [compute] cpu_shared_set. Unset means '

@@ -6,13 +6,16 @@ first, as oslo.messaging notifications (``Notifier`` with the
 ``contention.host.report``, publisher id ``contention-agent.<host>``).
 While the broker is unreachable the sending thread waits inside
 oslo.messaging's reconnect loop (``retry=-1``) and the buffer fills; when it
-is full the oldest buffered report is dropped and counted, and the count
-goes into the next report's events as ``reports_dropped:N`` so the
-collector sees the gap. The report being sent when the broker went away is
-not in the buffer: it is delivered first after reconnecting.
+is full the oldest buffered report is dropped and counted. The count is
+added, as ``reports_dropped:N``, to the events of the next report that is
+actually sent, so the collector learns of every gap even when the reports
+collected during the outage were dropped too. The report being sent when
+the broker went away is not in the buffer: it is delivered first after
+reconnecting.
 """
 
 import collections
+import dataclasses
 import threading
 
 from oslo_log import log as logging
@@ -21,6 +24,9 @@ import oslo_messaging
 from contention import report as report_mod
 
 LOG = logging.getLogger(__name__)
+
+#: Event added to the first report sent after drops: "reports_dropped:N".
+DROPPED_EVENT = 'reports_dropped'
 
 
 def make_notifier(transport, host, topic=report_mod.TOPIC):
@@ -64,19 +70,15 @@ class Publisher(object):
         with self._cond:
             if len(self._buffer) >= self.capacity:
                 self._buffer.popleft()
+                if not self._dropped_unreported:
+                    LOG.warning('Report buffer full (%d): dropping the '
+                                'oldest reports until the message broker '
+                                'takes them again', self.capacity)
                 self._dropped_unreported += 1
                 self.dropped_total += 1
-                LOG.warning('Report buffer full (%d): dropped the oldest '
-                            'report; is the message broker reachable?',
-                            self.capacity)
             self._buffer.append(report)
-            self._cond.notify()
-
-    def take_dropped_events(self):
-        """``["reports_dropped:N"]`` for drops not yet reported, else []."""
-        with self._cond:
-            dropped, self._dropped_unreported = self._dropped_unreported, 0
-        return ['reports_dropped:%d' % dropped] if dropped else []
+            # notify_all: flush() waits on the same condition.
+            self._cond.notify_all()
 
     @property
     def pending(self):
@@ -92,15 +94,27 @@ class Publisher(object):
                 if not self._buffer:
                     return
                 report = self._buffer.popleft()
+                dropped, self._dropped_unreported = (
+                    self._dropped_unreported, 0)
                 self._sending = True
+            if dropped:
+                LOG.warning('%d report(s) were dropped while the broker was '
+                            'unreachable', dropped)
+                report = dataclasses.replace(
+                    report, events=report.events + (
+                        '%s:%d' % (DROPPED_EVENT, dropped),))
             try:
                 self._send(report)
                 self.sent_total += 1
             except Exception:
                 # The messagingv2 driver logs and swallows delivery errors;
-                # anything reaching here is a bug in serialisation.
+                # anything reaching here is a bug in serialisation. The
+                # report is lost: count it like a dropped one.
                 LOG.exception('Could not publish the report of %s at %s',
                               report.host, report.timestamp)
+                with self._cond:
+                    self._dropped_unreported += 1
+                    self.dropped_total += 1
             finally:
                 with self._cond:
                     self._sending = False

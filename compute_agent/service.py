@@ -27,9 +27,7 @@ class AgentService(object):
 
     def run_once(self):
         """Collect one report, hand it to the publisher, return it."""
-        events = (self.publisher.take_dropped_events()
-                  if self.publisher is not None else [])
-        report = self.collector.collect(extra_events=events)
+        report = self.collector.collect()
         self.latest = report
         if self.publisher is not None:
             self.publisher.submit(report)

@@ -64,6 +64,8 @@ class Delta:
 
 
 def _is_count(value, bits):
+    if type(value) is int:      # the common case, without the ABC check
+        return 0 <= value < 2 ** bits
     return (isinstance(value, numbers.Integral)
             and not isinstance(value, bool)
             and 0 <= value < 2 ** bits)
@@ -88,8 +90,11 @@ def delta(previous, current, elapsed_s, *, bits=64, max_rate=None):
         return Delta(None, FIRST_SAMPLE)
     if not _is_count(previous, bits):
         return Delta(None, INVALID_VALUE)
-    if (isinstance(elapsed_s, bool) or not isinstance(elapsed_s, numbers.Real)
-            or not math.isfinite(elapsed_s) or elapsed_s <= 0):
+    if type(elapsed_s) is not float and (      # float: skip the ABC check
+            isinstance(elapsed_s, bool)
+            or not isinstance(elapsed_s, numbers.Real)):
+        return Delta(None, INVALID_INTERVAL)
+    if not math.isfinite(elapsed_s) or elapsed_s <= 0:
         return Delta(None, INVALID_INTERVAL)
     limit = None if max_rate is None else max_rate * elapsed_s
     if current >= previous:

@@ -22,6 +22,8 @@ option); if the host cannot count them (no PMU in a VM, perf_event_paranoid,
 an old kernel) the counters stay None and the status says why, once.
 """
 
+import itertools
+
 import libvirt
 from oslo_log import log as logging
 
@@ -42,7 +44,26 @@ PERF_COUNTERS = {
     'cache_misses': 'cache_misses',
 }
 
-STATS = libvirt.VIR_DOMAIN_STATS_PERF | libvirt.VIR_DOMAIN_STATS_VCPU
+STATS = (libvirt.VIR_DOMAIN_STATS_PERF | libvirt.VIR_DOMAIN_STATS_VCPU
+         | libvirt.VIR_DOMAIN_STATS_CPU_TOTAL)
+#: Note on an instance whose cpu_time_ns is the whole domain's
+#: ``cpu.time`` (emulator threads included) for lack of per-vCPU times.
+CPU_TIME_FROM_TOTAL = 'cpu_time_from_cpu_total'
+#: The persistent definition, which holds the pinning Nova wrote; the live
+#: XML also shows the agent's own live re-pinning (see actions.py).
+XML_FLAGS = libvirt.VIR_DOMAIN_XML_INACTIVE
+
+
+NO_PERF_STATS = ('no perf.* counters in libvirt\'s domain stats: the perf '
+                 'events are off or this libvirt driver does not count '
+                 'them (see doc/agent.md, "perf events")')
+
+
+def _uuid(dom):
+    try:
+        return dom.UUIDString()
+    except libvirt.libvirtError:
+        return '?'
 
 
 def _no_domain(exc):
@@ -50,23 +71,41 @@ def _no_domain(exc):
 
 
 def _sum_vcpu(stats, vcpus, field):
-    """Sum ``vcpu.<n>.<field>`` over the vCPUs; None if any is missing."""
+    """Sum ``vcpu.<n>.<field>`` over the online vCPUs.
+
+    vCPU numbers need not be contiguous (hot-unplug), so every number up
+    to ``vcpu.maximum`` is tried; the sum is None unless as many values
+    were found as ``vcpu.current`` says are online (a partial sum would
+    look like an idle vCPU).
+    """
+    maximum = stats.get('vcpu.maximum', vcpus)
+    online = stats.get('vcpu.current', vcpus)
     total = 0
-    for n in range(vcpus):
+    found = 0
+    for n in range(maximum):
         value = stats.get('vcpu.%d.%s' % (n, field))
-        if value is None:
-            return None
-        total += value
+        if value is not None:
+            total += value
+            found += 1
+    if found == 0 or found < online:
+        return None
     return total
 
 
 def counters_from_stats(stats, vcpus):
-    """Counters (cumulative) from one domain's ``virDomainListGetStats``."""
+    """Counters (cumulative) from one domain's ``virDomainListGetStats``.
+
+    :returns: (counters, notes).
+    """
     counters = {field: stats.get('perf.' + event)
                 for event, field in PERF_COUNTERS.items()}
     counters['cpu_time_ns'] = _sum_vcpu(stats, vcpus, 'time')
     counters['vcpu_delay_ns'] = _sum_vcpu(stats, vcpus, 'delay')
-    return counters
+    notes = ()
+    if counters['cpu_time_ns'] is None and 'cpu.time' in stats:
+        counters['cpu_time_ns'] = stats['cpu.time']
+        notes = (CPU_TIME_FROM_TOTAL,)
+    return counters, notes
 
 
 class LibvirtSource(base.Source):
@@ -120,6 +159,7 @@ class LibvirtSource(base.Source):
             # libvirt's view is what Nova pins against, keep it alone.
             self._topology_note = ('topology from libvirt only (sysfs not '
                                    'used: %s)' % exc)
+        if self._topology_note:
             LOG.warning('Host topology: %s', self._topology_note)
         if self._topology is not None:
             LOG.info('Host topology changed; re-read it')
@@ -159,10 +199,13 @@ class LibvirtSource(base.Source):
         self._perf_done.add(key)
 
     def _domain(self, dom):
-        """InstanceSample fields of one domain, or None if it vanished."""
+        """InstanceSample fields of one domain.
+
+        None if it vanished; raises DomainXMLError if its XML is unusable.
+        """
         try:
             key = (dom.UUIDString(), dom.ID())
-            info = self._parse_xml(dom.XMLDesc(0))
+            info = self._parse_xml(dom.XMLDesc(XML_FLAGS))
             self._enable_perf(dom, key)
             vcpu_info, cpumaps = dom.vcpus()
         except libvirt.libvirtError as exc:
@@ -172,11 +215,14 @@ class LibvirtSource(base.Source):
         vcpu_cpus = tuple(entry[3] for entry in vcpu_info)
         if any(cpu < 0 for cpu in vcpu_cpus):
             vcpu_cpus = None    # a vCPU not running: placement unknown
-        allowed = set()
-        for cpumap in cpumaps:
-            allowed.update(i for i, on in enumerate(cpumap) if on)
-        maplen = len(cpumaps[0]) if cpumaps else 0
-        cpuset = () if len(allowed) == maplen else tuple(sorted(allowed))
+        if all(all(cpumap) for cpumap in cpumaps):
+            cpuset = ()     # may run on any CPU (the common, unpinned case)
+        else:
+            allowed = set()
+            for cpumap in cpumaps:
+                allowed.update(itertools.compress(range(len(cpumap)),
+                                                  cpumap))
+            cpuset = tuple(sorted(allowed))
         policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
                                        self._dedicated)
         return dict(uuid=info.uuid, name=info.nova_name or info.name,
@@ -228,29 +274,46 @@ class LibvirtSource(base.Source):
         doms = conn.listAllDomains(libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
         found = []
         vanished = 0
+        malformed = 0
         for dom in doms:
-            fields = self._domain(dom)
+            try:
+                fields = self._domain(dom)
+            except domain_xml.DomainXMLError as exc:
+                # One unreadable definition must not hide the others.
+                malformed += 1
+                LOG.warning('Domain %s skipped: %s', _uuid(dom), exc)
+                continue
             if fields is None:
                 vanished += 1
             else:
                 found.append((dom, fields))
         stats = self._stats(conn, [dom for dom, _ in found])
         instances = []
+        perf_seen = False
         for dom, fields in found:
             dom_stats = stats.get(fields['uuid'])
             if dom_stats is None:
                 instances.append(base.InstanceSample(
                     counters={}, notes=(VANISHED,), **fields))
                 continue
-            counters = counters_from_stats(dom_stats, fields['vcpus'])
+            perf_seen = perf_seen or any(k.startswith('perf.')
+                                         for k in dom_stats)
+            counters, notes = counters_from_stats(dom_stats,
+                                                  fields['vcpus'])
             instances.append(base.InstanceSample(counters=counters,
-                                                 **fields))
+                                                 notes=notes, **fields))
         self._forget_gone({(fields['uuid'], int(fields['incarnation']))
                            for _, fields in found})
-        reasons = [r for r in (self._perf_problem, self._topology_note) if r]
+        reasons = [self._perf_problem, self._topology_note]
+        if self._perf_events and found and not perf_seen and (
+                self._perf_problem is None):
+            reasons.append(NO_PERF_STATS)
+        reasons = [r for r in reasons if r]
         events = self._connection.pop_events()
         if vanished:
             events.append('domains_vanished_mid_collection:%d' % vanished)
+        if malformed:
+            events.append('domains_with_malformed_xml:%d' % malformed)
         return base.SourceSample(
             status=base.SourceStatus(self.name, True,
                                      '; '.join(reasons) or None),

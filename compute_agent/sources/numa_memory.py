@@ -15,6 +15,11 @@ miss. The kernel knows where each page is; two places say it:
   charged to the memory controller, so guests backed by hugepages (Nova's
   ``hw:mem_page_size``) show almost nothing. Use numa_maps for those.
 
+Memory placement changes slowly (migration between nodes is the kernel's
+NUMA balancing or an explicit move), so each instance is read every
+``numa_memory_refresh`` cycles, spread evenly; in between its last reading
+is reported.
+
 QEMU processes are found by the ``-uuid <uuid>`` on their command line,
 which libvirt always passes and which is the Nova instance uuid, so this
 source needs no libvirt connection.
@@ -23,6 +28,7 @@ source needs no libvirt connection.
 import collections
 import os
 import re
+import zlib
 
 from oslo_log import log as logging
 
@@ -31,49 +37,75 @@ from compute_agent.sources import base
 LOG = logging.getLogger(__name__)
 
 _NODE_FIELD = re.compile(r'^N(\d+)=(\d+)$')
+_NODE_PAGES = re.compile(r' N(\d+)=(\d+)')
+_NODE_IDS = re.compile(r' N(\d+)=')
+#: The page size of a numa_maps line whose pages are not 4 KiB.
+_LARGE_PAGES = re.compile(r'kernelpagesize_kB=(?!4\b)(\d+)')
 MIB = 1024 * 1024
 
 
-def find_qemu_processes(proc_root):
-    """uuid -> pid of every process whose command line has ``-uuid U``."""
+def _qemu_uuid(proc_root, entry):
+    """The ``-uuid`` of process ``entry`` if it is QEMU, else None."""
+    try:
+        with open(os.path.join(proc_root, entry, 'cmdline'), 'rb') as f:
+            args = f.read().split(b'\0')
+    except OSError:
+        return None     # exited, or not ours to read
+    if b'-uuid' not in args:
+        return None
+    index = args.index(b'-uuid')
+    if index + 1 < len(args):
+        return args[index + 1].decode('ascii', 'replace')
+    return None
+
+
+def find_qemu_processes(proc_root, known=None):
+    """uuid -> pid of every process whose command line has ``-uuid U``.
+
+    ``known`` (pid string -> uuid or None), when given, is a cache kept by
+    the caller between cycles: a process's command line does not change,
+    so only new pids are read, and pids that are gone are dropped from it.
+    """
     found = {}
     try:
-        entries = os.listdir(proc_root)
+        entries = [e for e in os.listdir(proc_root) if e.isdigit()]
     except OSError:
         return found
+    if known is None:
+        known = {}
+    else:
+        for gone in set(known).difference(entries):
+            del known[gone]
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(os.path.join(proc_root, entry, 'cmdline'), 'rb') as f:
-                args = f.read().split(b'\0')
-        except OSError:
-            continue    # exited, or not ours to read
-        if b'-uuid' not in args:
-            continue
-        index = args.index(b'-uuid')
-        if index + 1 < len(args):
-            found[args[index + 1].decode('ascii', 'replace')] = int(entry)
+        if entry in known:
+            uuid = known[entry]
+        else:
+            uuid = known[entry] = _qemu_uuid(proc_root, entry)
+        if uuid is not None:
+            found[uuid] = int(entry)
     return found
 
 
 def parse_numa_maps(text):
-    """MiB per node from a numa_maps file (all mappings, all page sizes)."""
-    per_node = collections.defaultdict(float)
-    for line in text.splitlines():
-        fields = line.split()
-        page_kib = 4
-        pages = []
-        for field in fields[2:]:
-            if field.startswith('kernelpagesize_kB='):
-                page_kib = int(field.partition('=')[2])
-            else:
-                match = _NODE_FIELD.match(field)
-                if match:
-                    pages.append((int(match.group(1)), int(match.group(2))))
-        for node, count in pages:
-            per_node[node] += count * page_kib / 1024.0
-    return dict(per_node)
+    """MiB per node from a numa_maps file (all mappings, all page sizes).
+
+    A QEMU process has hundreds of mappings (libraries, heaps, guest RAM)
+    and this runs once per instance and cycle, so the whole file is
+    scanned by one regular expression counting every page as 4 KiB; the
+    few lines with larger pages (hugetlbfs, ``kernelpagesize_kB=2048``)
+    are then corrected.
+    """
+    per_node = {}
+    for node in set(_NODE_IDS.findall(text)):
+        per_node[int(node)] = sum(map(int, re.findall(
+            r' N%s=(\d+)' % node, text)))
+    for match in _LARGE_PAGES.finditer(text):
+        extra = int(match.group(1)) // 4 - 1
+        line = text[text.rfind('\n', 0, match.start()) + 1:match.start()]
+        for node, pages in _NODE_PAGES.findall(line):
+            node = int(node)
+            per_node[node] += int(pages) * extra
+    return {node: pages * 4 / 1024.0 for node, pages in per_node.items()}
 
 
 def parse_numa_stat(text):
@@ -113,6 +145,10 @@ class NumaMemorySource(base.Source):
         self._method = agent.numa_memory_method
         self._proc = agent.proc_root
         self._cgroup = agent.cgroup_root
+        self._every = agent.numa_memory_refresh
+        self._known = {}
+        self._last = {}
+        self._cycle = 0
 
     def _read(self, pid):
         if self._method == 'numa_maps':
@@ -127,20 +163,37 @@ class NumaMemorySource(base.Source):
         with open(stat) as f:
             return parse_numa_stat(f.read())
 
+    def _due(self, uuid, pid):
+        """Whether this instance's placement is read this cycle.
+
+        Each instance is read every ``numa_memory_refresh`` cycles, on a
+        cycle fixed by its uuid, so the cost is spread evenly over the
+        cycles; a new process (a new pid) is read at once.
+        """
+        last = self._last.get(uuid)
+        if last is None or last[0] != pid:
+            return True
+        return (self._cycle + zlib.crc32(uuid.encode())) % self._every == 0
+
     def collect(self, now):
-        processes = find_qemu_processes(self._proc)
+        self._cycle += 1
+        processes = find_qemu_processes(self._proc, self._known)
         instances = []
         denied = None
         for uuid, pid in processes.items():
-            try:
-                per_node = self._read(pid)
-            except PermissionError as exc:
-                denied = exc
-                continue
-            except OSError:
-                continue    # the process exited since listing
+            if self._due(uuid, pid):
+                try:
+                    per_node = self._read(pid)
+                except PermissionError as exc:
+                    denied = exc
+                    continue
+                except OSError:
+                    continue    # the process exited since listing
+                self._last[uuid] = (pid, per_node)
             instances.append(base.InstanceSample(
-                uuid=uuid, memory_mib_per_node=per_node))
+                uuid=uuid, memory_mib_per_node=self._last[uuid][1]))
+        for gone in set(self._last).difference(processes):
+            del self._last[gone]
         if processes and not instances and denied is not None:
             return self.unavailable(
                 'cannot read %s of the QEMU processes (%s): run the agent as '

@@ -20,6 +20,7 @@ core, like every counter.
 
 import glob
 import os
+import re
 
 import libvirt
 from oslo_log import log as logging
@@ -30,6 +31,8 @@ from compute_agent.sources import base
 LOG = logging.getLogger(__name__)
 
 STATS = libvirt.VIR_DOMAIN_STATS_CPU_TOTAL | libvirt.VIR_DOMAIN_STATS_MEMORY
+_UUID = re.compile(r'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}$')
 _FILES = {'llc_occupancy': 'llc_occupancy_bytes',
           'mbm_local_bytes': 'mbm_local_bytes',
           'mbm_total_bytes': 'mbm_total_bytes'}
@@ -132,32 +135,41 @@ class ResctrlSource(base.Source):
             if counters:
                 instances.append(base.InstanceSample(
                     uuid=dom.UUIDString(), counters=counters))
-        if not instances:
-            return self.unavailable(self._why_nothing(
-                'no domain has a <cachetune>/<memorytune> monitor'))
+        if not self._mounted():
+            return self.unavailable(self._why_nothing())
+        if pairs and not instances:
+            return self.unavailable(
+                'no running domain has a <cachetune>/<memorytune> '
+                '<monitor>, so libvirt reports no cpu.cache.monitor.* or '
+                'memory.bandwidth.monitor.* stats. Fix: add monitors to '
+                'the domains, or create a mon_group per instance and set '
+                '[agent] resctrl_mode = sysfs (see doc/agent.md)')
         return self.available(instances=tuple(instances))
 
-    def _why_nothing(self, detail):
-        if not self._mounted():
-            return ('resctrl monitoring not available: %s/info/L3_MON '
-                    'missing (needs Intel RDT CMT/MBM or AMD PQoS, a kernel '
-                    'with CONFIG_X86_CPU_RESCTRL and "mount -t resctrl '
-                    'resctrl %s")' % (self._root, self._root))
-        return detail
+    def _why_nothing(self):
+        return ('resctrl monitoring not available: %s/info/L3_MON '
+                'missing. Fix: a CPU with Intel RDT CMT/MBM or AMD PQoS, a '
+                'kernel with CONFIG_X86_CPU_RESCTRL, and "mount -t resctrl '
+                'resctrl %s"' % (self._root, self._root))
 
     def _collect_sysfs(self):
         if not self._mounted():
-            return self.unavailable(self._why_nothing(''))
+            return self.unavailable(self._why_nothing())
         instances = []
         pattern = [os.path.join(self._root, 'mon_groups', '*'),
                    os.path.join(self._root, '*', 'mon_groups', '*')]
         for path in sorted(p for pat in pattern for p in glob.glob(pat)):
+            name = os.path.basename(path)
+            if not _UUID.match(name):
+                continue
             counters = read_mon_group(path)
             if counters:
-                instances.append(base.InstanceSample(
-                    uuid=os.path.basename(path), counters=counters))
+                instances.append(base.InstanceSample(uuid=name,
+                                                     counters=counters))
         if not instances:
             return self.unavailable(
-                'no monitoring group named by an instance uuid under %s'
-                % self._root)
+                'no monitoring group named by an instance uuid under '
+                '%s/mon_groups. Fix: create one per instance with the QEMU '
+                'process\'s tasks in it (see doc/agent.md), or use '
+                '[agent] resctrl_mode = libvirt' % self._root)
         return self.available(instances=tuple(instances))
