@@ -456,15 +456,26 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
         forced = [u for u in focus if u not in exhausted]
         src = forced[0] if forced else max(
             sources, key=lambda u: (state.load[u], str(u)))
+        dests = [u for u in dests if u != src]
+        if not dests:
+            reason = 'fewer than two hosts or sockets to balance'
+            break
         dst = min(dests, key=lambda u: (state.load[u], str(u)))
         diff = state.load[src] - state.load[dst]
         if not forced and diff <= params.threshold:
-            reason = ('balanced: the most and least loaded units (%s, %s) '
-                      'differ by %.3g misses/s, not more than the '
-                      'threshold %.3g' % (_name(src), _name(dst), diff,
-                                          params.threshold))
+            if exhausted:
+                reason = ('the units that could still give an instance '
+                          'differ from the least loaded by no more than '
+                          'the threshold %.3g misses/s; the more loaded '
+                          'ones had no acceptable move (see skipped)'
+                          % params.threshold)
+            else:
+                reason = ('balanced: the most and least loaded units (%s, '
+                          '%s) differ by %.3g misses/s, not more than the '
+                          'threshold %.3g' % (_name(src), _name(dst), diff,
+                                              params.threshold))
             break
-        if src == dst or diff <= 0:
+        if diff <= 0:
             exhausted.add(src)
             continue
         reasons = collections.Counter()
