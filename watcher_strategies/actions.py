@@ -20,6 +20,7 @@ check.
 or a CPU list, optionally with its memory.
 """
 
+import threading
 import time
 
 import oslo_messaging
@@ -104,14 +105,26 @@ class _NovaAction(base.BaseAction):
             return None
 
 
+_TRANSPORTS = {}
+_TRANSPORTS_LOCK = threading.Lock()
+
+
+def transport(url=None):
+    """One RPC transport per URL for the process (they hold connections)."""
+    with _TRANSPORTS_LOCK:
+        if url not in _TRANSPORTS:
+            _TRANSPORTS[url] = oslo_messaging.get_rpc_transport(CONF,
+                                                                url=url)
+        return _TRANSPORTS[url]
+
+
 def agent_client(host, config):
     """An RPC client for the agent on ``host``."""
     url = getattr(config, 'transport_url', None)
-    transport = oslo_messaging.get_rpc_transport(CONF, url=url)
     target = oslo_messaging.Target(topic=AGENT_TOPIC, server=host,
                                    version=AGENT_VERSION)
     return oslo_messaging.get_rpc_client(
-        transport, target, timeout=getattr(config, 'rpc_timeout', 60))
+        transport(url), target, timeout=getattr(config, 'rpc_timeout', 60))
 
 
 def repin(config, host, uuid, node=None, cpus=None, move_memory=False):
