@@ -101,6 +101,11 @@ class SwapParameters:
                              % (self.max_swaps,))
 
 
+#: An audit gives up after this many units per allowed swap had no
+#: acceptable move: the next ones are less loaded and rarely do better.
+MAX_FAILED_SOURCES_PER_SWAP = 20
+
+
 def misses(instance):
     return instance.llc_misses_per_s or 0.0
 
@@ -131,16 +136,33 @@ def socket_loads(view):
             for sock in host.sockets:
                 loads[(host.name, sock.id)] = 0.0
     for inst in view.instances:
-        host = enabled.get(inst.host)
-        if host is None or not host.sockets:
-            continue
-        if inst.socket is not None and (inst.host, inst.socket) in loads:
-            loads[(inst.host, inst.socket)] += misses(inst)
-        else:
-            share = misses(inst) / len(host.sockets)
-            for sock in host.sockets:
-                loads[(host.name, sock.id)] += share
+        _contribute(loads, enabled, inst, 1.0)
     return loads
+
+
+def _contribute(loads, enabled, inst, sign):
+    host = enabled.get(inst.host)
+    if host is None or not host.sockets:
+        return
+    if inst.socket is not None and (inst.host, inst.socket) in loads:
+        loads[(inst.host, inst.socket)] += sign * misses(inst)
+    else:
+        share = sign * misses(inst) / len(host.sockets)
+        for sock in host.sockets:
+            loads[(host.name, sock.id)] += share
+
+
+def _replace(inst, **changes):
+    """dataclasses.replace for InstanceView, without its per-call cost.
+
+    InstanceView is a frozen dataclass with no __post_init__, so copying
+    its __dict__ gives the same value; dataclasses.replace costs ~20 us a
+    call, which adds up to seconds over a 200,000-instance local phase.
+    """
+    new = object.__new__(type(inst))
+    new.__dict__.update(inst.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 class _State:
@@ -156,6 +178,8 @@ class _State:
         self.used = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         self.cell_used = collections.defaultdict(lambda: [0.0, 0.0])
         self.load = collections.defaultdict(float)
+        #: Instances moved (or trial-moved) since the view was taken.
+        self.moved = set()
         for inst in view.instances:
             self._add(inst)
 
@@ -191,8 +215,8 @@ class _State:
     def move(self, uuid, host, socket):
         old = self.inst[uuid]
         self._remove(old)
-        new = dataclasses.replace(old, host=host, socket=socket,
-                                  last_moved_at=self.now)
+        new = _replace(old, host=host, socket=socket, last_moved_at=self.now)
+        self.moved.add(uuid)
         self.inst[uuid] = new
         self._add(new)
         return new
@@ -237,8 +261,18 @@ class _State:
         return (sock.cpus * cpu_ratio - used[0],
                 sock.memory_mib * ram_ratio - used[1])
 
-    def socket_loads(self):
-        return socket_loads(self.final_view())
+    def socket_loads(self, before=None):
+        """Per-socket loads now; ``before`` = socket_loads(self.view)."""
+        if before is None:
+            return socket_loads(self.final_view())
+        loads = dict(before)
+        enabled = {h.name: h for h in self.view.hosts if h.enabled}
+        originals = {i.uuid: i for i in self.view.instances
+                     if i.uuid in self.moved}
+        for uuid in self.moved:
+            _contribute(loads, enabled, originals[uuid], -1.0)
+            _contribute(loads, enabled, self.inst[uuid], 1.0)
+        return loads
 
     def final_view(self):
         return dataclasses.replace(
@@ -407,7 +441,8 @@ def _name(key):
     return key
 
 
-def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
+def global_phase(view, params, unit=HOST, hurt=(), skipped=None,
+                 state=None):
     """Ahn's global phase (Algorithm 1 step 2, or Algorithm 2).
 
     Returns (actions, skipped, state after). ``hurt`` are the repercussion
@@ -415,7 +450,7 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
     arbitrated first, whatever their rank, and never receive a VM.
     """
     skipped = [] if skipped is None else skipped
-    state = _State(view, unit)
+    state = _State(view, unit) if state is None else state
     seen = set()
     units = []
     for host in view.hosts:
@@ -447,20 +482,25 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
     exhausted = set()
     swaps = 0
     reason = None
+    failures = 0
+    max_failures = MAX_FAILED_SOURCES_PER_SWAP * max(1, params.max_swaps)
+    by_load = None  # units, most loaded first; re-sorted after each move
     while swaps < params.max_swaps and units:
-        sources = [u for u in units if u not in exhausted]
-        dests = [u for u in units if u not in protected]
-        if not sources or not dests:
-            reason = 'no unit left to arbitrate'
-            break
+        if by_load is None:
+            by_load = sorted(units, key=lambda u: (-state.load[u], str(u)))
         forced = [u for u in focus if u not in exhausted]
-        src = forced[0] if forced else max(
-            sources, key=lambda u: (state.load[u], str(u)))
-        dests = [u for u in dests if u != src]
-        if not dests:
-            reason = 'fewer than two hosts or sockets to balance'
+        src = forced[0] if forced else next(
+            (u for u in by_load if u not in exhausted), None)
+        dst = next((u for u in reversed(by_load)
+                    if u not in protected and u != src), None)
+        if src is None or dst is None:
+            reason = ('no unit left to arbitrate' if len(units) > 1
+                      else 'fewer than two hosts or sockets to balance')
             break
-        dst = min(dests, key=lambda u: (state.load[u], str(u)))
+        if failures >= max_failures:
+            reason = ('stopped after %d units without an acceptable move '
+                      '(see skipped)' % failures)
+            break
         diff = state.load[src] - state.load[dst]
         if not forced and diff <= params.threshold:
             if exhausted:
@@ -486,6 +526,7 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
                                     params.tolerance)
         if chosen is None:
             exhausted.add(src)
+            failures += 1
             why = ', '.join('%d %s' % (n, r)
                             for r, n in sorted(reasons.items()))
             first = (max(reasons, key=lambda r: (reasons[r], r))
@@ -498,6 +539,7 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None):
         for action in _as_action(legs):
             actions.append(action)
             state.apply(action)
+        by_load = None
         if src in focus:
             exhausted.add(src)
         swaps += 1
@@ -513,13 +555,17 @@ def deal(instances, n_groups):
     """
     ordered = sorted(instances, key=lambda i: (-misses(i), i.uuid))
     groups = [[] for _ in range(n_groups)]
+    lo, hi = 0, len(ordered)
     from_top = True
-    while ordered:
-        take = ordered[:n_groups] if from_top else ordered[::-1][:n_groups]
+    while lo < hi:
+        if from_top:
+            take = ordered[lo:min(lo + n_groups, hi)]
+            lo += len(take)
+        else:
+            take = ordered[max(hi - n_groups, lo):hi][::-1]
+            hi -= len(take)
         for index, inst in enumerate(take):
             groups[index].append(inst)
-        taken = {i.uuid for i in take}
-        ordered = [i for i in ordered if i.uuid not in taken]
         from_top = not from_top
     return groups
 
@@ -619,8 +665,9 @@ def local_phase(view, params, skipped=None):
 
 
 def _indicators(before_view, state, actions):
-    before = spread(socket_loads(before_view).values())
-    after = spread(state.socket_loads().values())
+    loads = socket_loads(before_view)
+    before = spread(loads.values())
+    after = spread(state.socket_loads(loads).values())
     migrations = swaps = repins = 0
     memory = 0.0
     for action in actions:
@@ -659,19 +706,13 @@ def cache_aware(view, params=SwapParameters(), hurt=()):
     """Algorithm 1: local re-pins, then up to max_swaps host swaps."""
     skipped = []
     actions = []
+    state = _State(view, HOST)
     if params.local_phase:
         actions, skipped = local_phase(view, params, skipped)
-        after = view
-        if actions:
-            state = _State(view, HOST)
-            for action in actions:
-                state.apply(action)
-            after = state.final_view()
-    else:
-        after = view
-    swaps, skipped, state, reason = global_phase(after, params, HOST, hurt,
-                                                 skipped)
-    state.view = view
+        for action in actions:
+            state.apply(action)
+    swaps, skipped, state, reason = global_phase(view, params, HOST, hurt,
+                                                 skipped, state=state)
     return _plan(view, actions + swaps, skipped, state, reason)
 
 

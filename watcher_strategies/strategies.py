@@ -30,6 +30,7 @@ import time
 from oslo_config import cfg
 from oslo_log import log
 from watcher.common import exception
+from watcher.decision_engine.solution import default as default_solution
 from watcher.decision_engine.strategy.strategies import base
 
 from contention import arbitration
@@ -207,7 +208,12 @@ class ContentionSwapBase(base.BaseStrategy):
                                          self.has_local_phase)))
 
     def pre_execute(self):
-        self._pre_execute()
+        # Not BaseStrategy._pre_execute: it logs the whole model as XML at
+        # debug level, computed even when debug is off (seconds per 10,000
+        # instances).
+        LOG.info('Initializing %s', self.get_display_name())
+        if not self.compute_model:
+            raise exception.ClusterStateNotDefined()
 
     def _repercussions(self, view, now):
         interval = getattr(self.config, 'repercussion_interval', 3600)
@@ -275,6 +281,26 @@ class ContentionSwapBase(base.BaseStrategy):
         for action in self.plan.actions:
             self._add_action(action)
 
+    def _solution_add(self, action_type, resource_id, input_parameters):
+        """solution.add_action without its quadratic duplicate search.
+
+        DefaultSolution.add_action compares each new action with every
+        earlier one (seconds for thousands of re-pins); the core never
+        proposes the same action twice, so append directly when the
+        solution is Watcher's default one.
+        """
+        actions = getattr(self.solution, '_actions', None)
+        if not isinstance(self.solution, default_solution.DefaultSolution) \
+                or not isinstance(actions, list):
+            self.solution.add_action(action_type=action_type,
+                                     resource_id=resource_id,
+                                     input_parameters=input_parameters)
+            return
+        params = dict(input_parameters)
+        params['resource_id'] = resource_id
+        actions.append({'action_type': action_type,
+                        'input_parameters': params})
+
     def _leg_cpus(self, host, socket):
         if socket is None:
             return None
@@ -296,11 +322,9 @@ class ContentionSwapBase(base.BaseStrategy):
                     first.dest_host, first.dest_socket)
                 params['partner_destination_cpus'] = self._leg_cpus(
                     second.dest_host, second.dest_socket)
-            self.solution.add_action(action_type=SWAP_ACTION,
-                                     resource_id=first.instance,
-                                     input_parameters=params)
+            self._solution_add(SWAP_ACTION, first.instance, params)
         elif isinstance(action, cluster.Migrate):
-            self.solution.add_action(
+            self._solution_add(
                 action_type=self.MIGRATION, resource_id=action.instance,
                 input_parameters={'migration_type': 'live',
                                   'source_node': action.source_host,
@@ -323,9 +347,7 @@ class ContentionSwapBase(base.BaseStrategy):
             else:
                 params['cpus'] = self._leg_cpus(action.host,
                                                 action.dest_socket)
-            self.solution.add_action(action_type=REPIN_ACTION,
-                                     resource_id=action.instance,
-                                     input_parameters=params)
+            self._solution_add(REPIN_ACTION, action.instance, params)
         else:
             raise TypeError('%s cannot run %r' % (self.get_name(), action))
 

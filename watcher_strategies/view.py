@@ -22,7 +22,6 @@ import collections
 import dataclasses
 
 from contention import cluster
-from contention.store import api as store_api
 
 #: Categories (first word) of the skip reasons this module gives.
 HOST_REASONS = ('disabled', 'down', 'no_telemetry')
@@ -43,7 +42,25 @@ class BuiltView:
     socket_nodes: dict
 
 
+_SOCKETS_CACHE = {}
+
+
 def _sockets(topology):
+    """(SocketViews, {socket: cpus}, {socket: nodes}) of a topology.
+
+    Hosts of one model share a few shapes, so results are cached by shape.
+    """
+    key = tuple((n.id, n.socket, n.cpus, n.memory_mib)
+                for n in topology.nodes)
+    cached = _SOCKETS_CACHE.get(key)
+    if cached is None:
+        if len(_SOCKETS_CACHE) > 1024:
+            _SOCKETS_CACHE.clear()
+        cached = _SOCKETS_CACHE[key] = _compute_sockets(topology)
+    return cached
+
+
+def _compute_sockets(topology):
     nodes = collections.defaultdict(list)
     for node in topology.nodes:
         if node.socket >= 0:
@@ -63,14 +80,25 @@ def _sockets(topology):
     return tuple(sockets), cpus, node_ids
 
 
-def _socket_of(record, topology):
-    node = store_api.dominant_node(record, topology)
-    if node is None:
+def _socket_of(record, cpu_node, node_socket):
+    """(socket, node) an instance mostly runs on; (None, None) if unknown.
+
+    The same vote as :func:`contention.store.api.dominant_node` (vCPUs,
+    else memory), on maps computed once per host.
+    """
+    votes = {}
+    for cpu in record.vcpu_cpus:
+        node = cpu_node.get(cpu)
+        if node is not None:
+            votes[node] = votes.get(node, 0) + 1
+    if votes:
+        node = min(votes, key=lambda n: (-votes[n], n))
+    elif record.memory_mib_per_node:
+        memory = record.memory_mib_per_node
+        node = min(memory, key=lambda n: (-memory[n], n))
+    else:
         return None, None
-    try:
-        return topology.node(node).socket, node
-    except (KeyError, ValueError, StopIteration):
-        return None, node
+    return node_socket.get(node), node
 
 
 def _numa_bound(extra_specs):
@@ -81,10 +109,11 @@ def _numa_bound(extra_specs):
 
 def _attr(obj, name, default):
     """A model element's field, or ``default`` when it was never set."""
-    if obj.obj_attr_is_set(name):
+    try:
         value = getattr(obj, name)
-        return default if value is None else value
-    return default
+    except NotImplementedError:  # oslo.versionedobjects: field not set
+        return default
+    return default if value is None else value
 
 
 def _cpu_policy(extra_specs, record):
@@ -133,9 +162,12 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                       'than freshness %.0f s' % (age, freshness_s))
         sockets = ()
         records = {}
-        topology = None
+        cpu_node = node_socket = {}
         if fresh:
             topology = report.topology
+            cpu_node = {c.id: c.node for c in topology.cpus}
+            node_socket = {n.id: n.socket for n in topology.nodes
+                           if n.socket >= 0}
             sockets, socket_cpus[name], socket_nodes[name] = _sockets(
                 topology)
             records = {r.uuid: r for r in report.instances}
@@ -179,7 +211,7 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                         'rate for it')
             socket = node_id = None
             if record is not None:
-                socket, node_id = _socket_of(record, topology)
+                socket, node_id = _socket_of(record, cpu_node, node_socket)
             extra_specs = _attr(inst, 'flavor_extra_specs', {})
             numa = _numa_bound(extra_specs)
             instances.append(cluster.InstanceView(
@@ -203,7 +235,7 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
         for uuid, record in records.items():
             if uuid in seen:
                 continue
-            socket, node_id = _socket_of(record, topology)
+            socket, node_id = _socket_of(record, cpu_node, node_socket)
             metrics = record.metrics
             instances.append(cluster.InstanceView(
                 uuid=uuid, host=name, vcpus=record.vcpus,
