@@ -422,3 +422,27 @@ class TestNumaAware(testtools.TestCase):
                                 for leg in ((a.first, a.second)
                                             if isinstance(a, cluster.Swap)
                                             else (a,))})
+
+
+class TestGivingUp(testtools.TestCase):
+
+    def test_stops_after_too_many_units_without_a_move(self):
+        # Every loaded host holds one big instance; moving it anywhere
+        # overshoots, so no host has an acceptable move.
+        hosts = [v.host('h%02d' % i) for i in range(30)] + [v.host('empty')]
+        vms = [v.vm('v%02d' % i, 'h%02d' % i, 10 * M) for i in range(30)]
+        plan = swap.cache_aware(v.view(hosts, vms), swap.SwapParameters(
+            local_phase=False, max_swaps=1, threshold=1 * M))
+        self.assertEqual((), plan.actions)
+        limit = swap.MAX_FAILED_SOURCES_PER_SWAP
+        self.assertEqual('stopped after %d units without an acceptable '
+                         'move (see skipped)' % limit, plan.reason)
+        self.assertEqual(limit, sum(1 for s in plan.skipped
+                                    if s.reason.startswith('no_gain')))
+
+    def test_fast_replace_equals_dataclasses_replace(self):
+        import dataclasses
+        inst = v.vm('x', 'a', 1 * M, last_moved_at=5.0)
+        self.assertEqual(dataclasses.replace(inst, host='b', socket=1),
+                         swap._replace(inst, host='b', socket=1))
+        self.assertEqual('a', inst.host)
