@@ -151,6 +151,30 @@ class TestCacheAwareSwap(_StrategyTest):
                 f.uid('h0'), action['input_parameters'].get('partner_id'))
         self.assertIn('cooldown', solution.contention_summary)
 
+    def test_repercussion_from_store_history(self):
+        model, _ = self.two_hosts()
+        hot = [f.record('h0', 5 * M), f.record('h1', 4 * M),
+               f.record('h2', 3 * M)]
+        store = f.store(
+            f.host_report('hot', NOW - 1200, hot),
+            f.host_report('cold', NOW - 1200, [
+                f.record('c0', 1 * M, merlin_class='low/low')]),
+            f.host_report('hot', NOW - 10, hot),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, merlin_class='high/high'),
+                f.record('c1', 2 * M, socket=0)]),  # shares c0's LLC
+            moves=[store_api.MoveRecord(f.uid('c1'), 'hot', 'cold',
+                                        NOW - 600, 'test')])
+        solution = self.run_strategy(model, store, local_phase=False)
+        entries, counts = self.strategy.skipped_summary()
+        hurt = [e for e in entries if e.reason.startswith('repercussion')]
+        self.assertEqual([f.uid('c0')], [e.subject for e in hurt])
+        self.assertIn('low/low to high/high', hurt[0].reason)
+        self.assertIn('repercussion', solution.contention_summary)
+        for action in solution.actions:
+            p = action['input_parameters']
+            self.assertNotEqual('cold', p.get('destination_node'))
+
     def test_schema_rejects_unknown_victim_selection(self):
         schema = strategies.CacheAwareSwap.get_schema()
         self.assertRaises(jsonschema.ValidationError, jsonschema.validate,
