@@ -30,6 +30,7 @@ except ImportError:
     sys.modules.setdefault('werkzeug', _werkzeug)
     sys.modules.setdefault('werkzeug.serving', _serving)
 
+import oslo_messaging
 import requests
 import sqlalchemy as sa
 from watcher import conf as watcher_conf
@@ -64,7 +65,8 @@ def _register(group, opts):
         pass
 
 
-class TestContentionSwapEndToEnd(base.WatcherFunctionalTestCase):
+class _EndToEnd(base.WatcherFunctionalTestCase):
+    """Watcher's services and emulators, our store and configuration."""
 
     COMPUTE_TOPOLOGY = topology.ComputeTopology()
 
@@ -139,6 +141,9 @@ class TestContentionSwapEndToEnd(base.WatcherFunctionalTestCase):
         server = self.env.nova_fixture.nova_emulator.servers[inst.uuid]
         return server['OS-EXT-SRV-ATTR:host']
 
+
+class TestContentionSwapEndToEnd(_EndToEnd):
+
     PARAMETERS = {'threshold': 1 * M, 'max_swaps': 1,
                   'victim_selection': 'extreme', 'local_phase': False}
 
@@ -207,6 +212,66 @@ class TestContentionSwapEndToEnd(base.WatcherFunctionalTestCase):
         self._wait_for_audit_state(audit_uuid, 'FAILED')
         audit = self._get_latest('/audits/%s' % audit_uuid)
         self.assertIn('no fresh telemetry', audit['status_message'])
+
+
+class _Agent:
+    """Stands in for contention-agent's RPC endpoint on one host."""
+
+    target = oslo_messaging.Target(version='1.0')
+
+    def __init__(self, host):
+        self.host = host
+        self.calls = []
+
+    def repin_instance(self, ctxt, instance_uuid, node=None, cpus=None,
+                       move_memory=False):
+        self.calls.append((instance_uuid, node, cpus, move_memory))
+        return {'instance_uuid': instance_uuid, 'host': self.host,
+                'changed': True}
+
+
+class TestContentionRepinEndToEnd(_EndToEnd):
+    """The local phase's re-pins reach the host's agent over RPC."""
+
+    def setUp(self):
+        super().setUp()
+        _register('watcher_actions.contention_repin', actions.agent_opts())
+        self.flags(rpc_timeout=10, group='watcher_actions.contention_repin')
+        actions._TRANSPORTS.clear()
+        self.addCleanup(actions._TRANSPORTS.clear)
+        self.agents = {}
+        for host in ('compute-1', 'compute-2'):
+            agent = self.agents[host] = _Agent(host)
+            server = oslo_messaging.get_rpc_server(
+                actions.transport(None),
+                oslo_messaging.Target(topic=actions.AGENT_TOPIC,
+                                      server=host),
+                [agent], executor='threading')
+            server.start()
+            self.addCleanup(server.wait)
+            self.addCleanup(server.stop)
+
+    def test_local_phase_repins(self):
+        # All of compute-1's instances run on socket 0 (see _seed): the
+        # local phase deals them over both sockets.
+        plan, acts = self._audit({'threshold': 1e12, 'max_swaps': 0,
+                                  'local_phase': True})
+        self.assertTrue(acts)
+        self.assertEqual({'contention_repin'},
+                         {a['action_type'] for a in acts})
+        indicators = {i['name']: i['value']
+                      for i in plan['efficacy_indicators']}
+        self.assertEqual(len(acts), indicators['repins_count'])
+        self.assertEqual(0, indicators['instance_migrations_count'])
+        self._start(plan['uuid'], 'SUCCEEDED')
+        for host, agent in self.agents.items():
+            planned = sorted(
+                (a['input_parameters']['resource_id'],
+                 a['input_parameters']['node'], None, False)
+                for a in acts if a['input_parameters']['host'] == host)
+            self.assertEqual(planned, sorted(agent.calls), host)
+            self.assertTrue(all(node == 1 for _, node, _, _ in planned))
+        self.assertTrue(self.agents['compute-1'].calls)
 
 
 class _TempDir:
