@@ -69,6 +69,27 @@ class TestContentionSwap(base.TestCase):
         self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
         self.assertEqual([A, B], [m.uuid for m in action.moved])
 
+    def test_numa_legs_are_repinned_where_they_landed(self):
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova, destination_cpus=[4, 5],
+                       partner_destination_cpus=[0, 1])
+        with mock.patch.object(actions, 'repin') as repin:
+            self.assertTrue(action.execute())
+        self.assertEqual(
+            [mock.call(action.config, 'h2', A, cpus=[4, 5],
+                       move_memory=True),
+             mock.call(action.config, 'h1', B, cpus=[0, 1],
+                       move_memory=True)],
+            repin.call_args_list)
+
+    def test_repin_failure_after_landing_does_not_fail_the_swap(self):
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova, destination_cpus=[4, 5])
+        with mock.patch.object(actions, 'repin',
+                               side_effect=oslo_messaging.MessagingTimeout):
+            self.assertTrue(action.execute())
+        self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
+
     def test_leg_two_failure_undoes_leg_one(self):
         nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1')})
         action = _swap(nova)
