@@ -28,6 +28,7 @@ import threading
 import time
 
 from oslo_config import cfg
+from sqlalchemy.engine import url as sa_url
 from oslo_log import log
 from watcher.common import exception
 from watcher.decision_engine.solution import default as default_solution
@@ -254,10 +255,35 @@ class ContentionSwapBase(base.BaseStrategy):
         return view_mod.build_view(self.compute_model, reports, now,
                                    freshness, last_moved)
 
+    def _fail(self, audit, message):
+        """Fail the audit with ``message`` in its status_message."""
+        LOG.error(message)
+        if audit is not None:
+            audit.status_message = message[:255]
+            try:
+                audit.save()
+            except Exception:  # the audit row is best effort here
+                LOG.warning('could not record the reason on audit %s',
+                            getattr(audit, 'uuid', '?'))
+        raise TelemetryMissing(message=message)
+
     def do_execute(self, audit=None):
         now = self.clock()
         params = self.parameters()
-        self.built = built = self.build_view(now)
+        try:
+            self.built = built = self.build_view(now)
+        except exception.WatcherException:
+            raise
+        except Exception as exc:
+            url = getattr(self.config, 'connection', None)
+            try:
+                url = sa_url.make_url(url).render_as_string(
+                    hide_password=True)
+            except Exception:
+                url = '(unparsable URL)'
+            self._fail(audit, '%s cannot read the telemetry store %s: %s: '
+                       '%s' % (self.get_name(), url, type(exc).__name__,
+                               exc))
         max_missing = float(self._param('max_missing_ratio', 0.2))
         if built.missing_ratio > max_missing:
             message = ('%s proposes nothing: %d of %d instances in scope '
@@ -267,15 +293,7 @@ class ContentionSwapBase(base.BaseStrategy):
                        'contention-collector writes to the store'
                        % (self.get_name(), built.missing, built.in_scope,
                           100 * built.missing_ratio, 100 * max_missing))
-            LOG.error(message)
-            if audit is not None:
-                audit.status_message = message[:255]
-                try:
-                    audit.save()
-                except Exception:  # the audit row is best effort here
-                    LOG.warning('could not record the reason on audit %s',
-                                getattr(audit, 'uuid', '?'))
-            raise TelemetryMissing(message=message)
+            self._fail(audit, message)
         hurt = self._repercussions(built.view, now)
         self.plan = type(self).algorithm(built.view, params, hurt=hurt)
         for action in self.plan.actions:

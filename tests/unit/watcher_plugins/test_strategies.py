@@ -123,6 +123,21 @@ class TestCacheAwareSwap(_StrategyTest):
             self.assertNotIn('cold', action['input_parameters'].values())
         self.assertIn('no_telemetry', solution.contention_summary)
 
+    def test_unreadable_store_fails_with_a_reason(self):
+        model, _ = self.two_hosts()
+        broken = mock.Mock()
+        broken.latest_reports.side_effect = RuntimeError('database locked')
+        self.m_c_model.return_value = model
+        self.assertRaises(strategies.TelemetryMissing, self.run_strategy,
+                          model, broken)
+        audit = mock.Mock(uuid='a')
+        self.strategy.config.connection = 'postgresql://u:secret@db/c'
+        self.assertRaises(strategies.TelemetryMissing,
+                          self.strategy.do_execute, audit)
+        self.assertIn('database locked', audit.status_message)
+        self.assertIn('postgresql://u:***@db/c', audit.status_message)
+        self.assertNotIn('secret', audit.status_message)
+
     def test_stale_telemetry_is_not_acted_on(self):
         model, _ = self.two_hosts()
         store = f.store(
