@@ -40,8 +40,9 @@ def compute_model_from_view(view):
     model = model_root.ModelRoot()
     created = datetime.datetime.fromtimestamp(view.now or 0,
                                               datetime.timezone.utc)
+    nodes = {}
     for index, host in enumerate(view.hosts):
-        model.add_node(element.ComputeNode(
+        node = nodes[host.name] = element.ComputeNode(
             id=index,
             uuid=node_uuid(host.name),
             hostname=host.name,
@@ -56,7 +57,8 @@ def compute_model_from_view(view):
             vcpu_ratio=float(host.cpu_allocation_ratio),
             state='up' if host.enabled else 'down',
             status='enabled' if host.enabled else 'disabled',
-            disabled_reason=None if host.enabled else host.skip_reason))
+            disabled_reason=None if host.enabled else host.skip_reason)
+        model.add_node(node)
     for inst in view.instances:
         instance = element.Instance(
             uuid=inst.uuid,
@@ -74,7 +76,8 @@ def compute_model_from_view(view):
             flavor_extra_specs=({'hw:numa_nodes': '1'}
                                 if inst.has_numa_topology else {}))
         model.add_instance(instance)
-        model.map_instance(instance, model.get_node_by_name(inst.host))
+        # (a dict, not model.get_node_by_name, which scans every node)
+        model.map_instance(instance, nodes[inst.host])
     return model
 
 

@@ -1,0 +1,723 @@
+"""Ahn et al.'s cache-aware and NUMA-aware schedulers over a ClusterView.
+
+Ahn et al., "Dynamic VM scheduling in clouds for architectural shared
+resources" (``shared/papers/004_*``):
+
+* **Algorithm 1, cache-aware.** Local phase: on every host, sort the VMs by
+  LLC misses and deal them over the sockets (the shared-cache domains) so
+  that per-socket misses are even: the largest to the first socket, the
+  second largest to the second, then the smallest to the first, the second
+  smallest to the second, and so on (Zhuravlev et al.'s method). Global
+  phase: find the hosts with the most and fewest misses and, if they differ
+  by more than ``threshold``, swap the VM with the most misses on the
+  first with the VM with the fewest on the second by live migration.
+* **Algorithm 2, NUMA-aware.** The global phase only, between the sockets
+  with the most and fewest misses across the cluster; VMs move with their
+  memory, so NUMA affinity is kept (no local phase, which would break it).
+
+The papers run one step per period; here an audit chains up to
+``max_swaps`` steps, each chosen on the state left by the previous ones
+(the same as :func:`cluster.apply_action` on a copy of the view, kept as
+incremental indexes so 200,000 instances stay fast). Which swap a step
+runs, and whether it is worth it, is Merlin's arbitration
+(:mod:`contention.arbitration`). Beyond the papers, a step must also fit:
+each leg's destination must have the free vCPUs, RAM and disk in the order
+the legs run (with both instances on the first destination in between),
+and an instance with a NUMA topology must fit one NUMA cell there.
+Everything left alone is reported as a :class:`cluster.Skipped` with a
+reason from :data:`REASONS`.
+"""
+
+import collections
+import dataclasses
+import itertools
+import math
+
+from contention import arbitration
+from contention import cluster
+
+HOST = 'host'
+SOCKET = 'socket'
+
+#: Skip reasons (the first word of every Skipped.reason), for operators.
+REASONS = {
+    'not_movable': 'the instance was excluded before the algorithm ran '
+                   '(locked, not ACTIVE, out of scope, no telemetry)',
+    'host_disabled': 'the host is disabled or down',
+    'no_telemetry': 'no LLC-miss measurement for the instance',
+    'socket_unknown': 'the instance\'s socket is not known',
+    'cooldown': 'the instance was moved less than cooldown seconds ago',
+    'pinned': 'the instance has a NUMA topology or dedicated CPUs, which '
+              'Nova manages; the agent does not re-pin it',
+    'no_capacity': 'no leg order fits the destinations\' free capacity',
+    'not_worth_it': 'the predicted reduction does not repay the '
+                    'migration cost',
+    'no_gain': 'no move reduces the difference',
+    'no_partner': 'the unit has no instance that may move',
+    'local_no_gain': 're-dealing the host\'s VMs would not even its '
+                     'sockets out',
+    'local_capacity': 're-dealing would overcommit a socket\'s CPUs',
+    'repercussion': 'a co-runner moved to a worse Merlin state after a '
+                    'previous move; its unit is arbitrated first',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class SwapParameters:
+    """Parameters of both schedulers (one audit).
+
+    ``threshold`` is in LLC misses per second: the smallest difference
+    between the most and least loaded units worth a swap (Ahn's
+    threshold). ``migration_cost_per_gib`` prices a live migration in the
+    same unit per GiB of memory moved; a swap whose reduction of the
+    difference is below the cost of the memory it moves is skipped.
+    ``tolerance`` is Merlin's "about as much": candidates within that
+    fraction of the best reduction compete on sensitivity and cost.
+    """
+
+    threshold: float = 5e6
+    max_swaps: int = 5
+    victim_selection: str = arbitration.SENSITIVITY_COST
+    cooldown_s: float = 3600.0
+    tolerance: float = 0.1
+    migration_cost_per_gib: float = 2.5e5
+    local_phase: bool = True
+
+    def __post_init__(self):
+        if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
+            raise ValueError(
+                'victim_selection must be one of %s, not %r'
+                % (', '.join(arbitration.VICTIM_SELECTIONS),
+                   self.victim_selection))
+        for name in ('threshold', 'cooldown_s', 'tolerance',
+                     'migration_cost_per_gib'):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or math.isnan(value) \
+                    or value < 0:
+                raise ValueError('%s must be a number >= 0, not %r'
+                                 % (name, value))
+        if not isinstance(self.max_swaps, int) or self.max_swaps < 0:
+            raise ValueError('max_swaps must be an integer >= 0, not %r'
+                             % (self.max_swaps,))
+
+
+#: An audit gives up after this many units per allowed swap had no
+#: acceptable move: the next ones are less loaded and rarely do better.
+MAX_FAILED_SOURCES_PER_SWAP = 20
+
+
+def misses(instance):
+    return instance.llc_misses_per_s or 0.0
+
+
+def spread(loads):
+    """Coefficient of variation (population std / mean); 0 if no load."""
+    loads = list(loads)
+    if not loads:
+        return 0.0
+    mean = sum(loads) / len(loads)
+    if mean <= 0:
+        return 0.0
+    var = sum((x - mean) ** 2 for x in loads) / len(loads)
+    return math.sqrt(var) / mean
+
+
+def socket_loads(view):
+    """{(host, socket): LLC misses/s} over the enabled hosts' sockets.
+
+    Instances with no known socket count evenly towards every socket of
+    their host.
+    """
+    loads = {}
+    enabled = {}
+    for host in view.hosts:
+        if host.enabled:
+            enabled[host.name] = host
+            for sock in host.sockets:
+                loads[(host.name, sock.id)] = 0.0
+    for inst in view.instances:
+        _contribute(loads, enabled, inst, 1.0)
+    return loads
+
+
+def _contribute(loads, enabled, inst, sign):
+    host = enabled.get(inst.host)
+    if host is None or not host.sockets:
+        return
+    if inst.socket is not None and (inst.host, inst.socket) in loads:
+        loads[(inst.host, inst.socket)] += sign * misses(inst)
+    else:
+        share = sign * misses(inst) / len(host.sockets)
+        for sock in host.sockets:
+            loads[(host.name, sock.id)] += share
+
+
+def _replace(inst, **changes):
+    """dataclasses.replace for InstanceView, without its per-call cost.
+
+    InstanceView is a frozen dataclass with no __post_init__, so copying
+    its __dict__ gives the same value; dataclasses.replace costs ~20 us a
+    call, which adds up to seconds over a 200,000-instance local phase.
+    """
+    new = object.__new__(type(inst))
+    new.__dict__.update(inst.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+class _State:
+    """Incremental indexes over a view: apply_action without the copies."""
+
+    def __init__(self, view, unit):
+        self.view = view
+        self.unit = unit
+        self.now = view.now
+        self.hosts = {h.name: h for h in view.hosts}
+        self.inst = {i.uuid: i for i in view.instances}
+        self.on_host = collections.defaultdict(dict)
+        self.used = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
+        self.cell_used = collections.defaultdict(lambda: [0.0, 0.0])
+        self.load = collections.defaultdict(float)
+        #: Instances moved (or trial-moved) since the view was taken.
+        self.moved = set()
+        for inst in view.instances:
+            self._add(inst)
+
+    def key(self, inst):
+        if self.unit == HOST:
+            return inst.host
+        return (inst.host, inst.socket)
+
+    def _add(self, inst):
+        self.on_host[inst.host][inst.uuid] = inst
+        used = self.used[inst.host]
+        used[0] += inst.vcpus
+        used[1] += inst.memory_mib
+        used[2] += inst.disk_gb
+        if inst.socket is not None:
+            cell = self.cell_used[(inst.host, inst.socket)]
+            cell[0] += inst.vcpus
+            cell[1] += inst.memory_mib
+        self.load[self.key(inst)] += misses(inst)
+
+    def _remove(self, inst):
+        del self.on_host[inst.host][inst.uuid]
+        used = self.used[inst.host]
+        used[0] -= inst.vcpus
+        used[1] -= inst.memory_mib
+        used[2] -= inst.disk_gb
+        if inst.socket is not None:
+            cell = self.cell_used[(inst.host, inst.socket)]
+            cell[0] -= inst.vcpus
+            cell[1] -= inst.memory_mib
+        self.load[self.key(inst)] -= misses(inst)
+
+    def move(self, uuid, host, socket):
+        old = self.inst[uuid]
+        self._remove(old)
+        new = _replace(old, host=host, socket=socket, last_moved_at=self.now)
+        self.moved.add(uuid)
+        self.inst[uuid] = new
+        self._add(new)
+        return new
+
+    def restore(self, inst):
+        """Put ``inst`` back exactly as it was (undo a trial move)."""
+        self._remove(self.inst[inst.uuid])
+        self.inst[inst.uuid] = inst
+        self._add(inst)
+
+    def apply(self, action):
+        """The same as cluster.apply_action, on the indexes."""
+        if isinstance(action, cluster.Swap):
+            self.apply(action.first)
+            self.apply(action.second)
+        elif isinstance(action, cluster.Migrate):
+            self.move(action.instance, action.dest_host, action.dest_socket)
+        elif isinstance(action, cluster.Repin):
+            self.move(action.instance, action.host, action.dest_socket)
+
+    def instances_in(self, key):
+        if self.unit == HOST:
+            return self.on_host[key].values()
+        host, socket = key
+        return [i for i in self.on_host[host].values() if i.socket == socket]
+
+    def free(self, host_name):
+        host = self.hosts[host_name]
+        used = self.used[host_name]
+        return (host.vcpus_total * host.cpu_allocation_ratio - used[0],
+                host.memory_mib_total * host.ram_allocation_ratio - used[1],
+                host.disk_gb_total * host.disk_allocation_ratio - used[2])
+
+    def cell_free(self, host_name, socket, dedicated):
+        host = self.hosts[host_name]
+        sock = next((s for s in host.sockets if s.id == socket), None)
+        if sock is None:
+            return (0.0, 0.0)
+        used = self.cell_used[(host_name, socket)]
+        cpu_ratio = 1.0 if dedicated else host.cpu_allocation_ratio
+        ram_ratio = 1.0 if dedicated else host.ram_allocation_ratio
+        return (sock.cpus * cpu_ratio - used[0],
+                sock.memory_mib * ram_ratio - used[1])
+
+    def socket_loads(self, before=None):
+        """Per-socket loads now; ``before`` = socket_loads(self.view)."""
+        if before is None:
+            return socket_loads(self.final_view())
+        loads = dict(before)
+        enabled = {h.name: h for h in self.view.hosts if h.enabled}
+        originals = {i.uuid: i for i in self.view.instances
+                     if i.uuid in self.moved}
+        for uuid in self.moved:
+            _contribute(loads, enabled, originals[uuid], -1.0)
+            _contribute(loads, enabled, self.inst[uuid], 1.0)
+        return loads
+
+    def final_view(self):
+        return dataclasses.replace(
+            self.view, instances=tuple(self.inst[i.uuid]
+                                       for i in self.view.instances))
+
+
+def _dedicated(inst):
+    return inst.cpu_policy == 'dedicated'
+
+
+def _numa_bound(inst):
+    return inst.has_numa_topology or _dedicated(inst)
+
+
+def _fits_cell(state, inst, host_name, socket):
+    cpus, mem = state.cell_free(host_name, socket, _dedicated(inst))
+    return cpus >= inst.vcpus and mem >= inst.memory_mib
+
+
+def _landing(state, inst, host_name, wanted_socket, exact_socket):
+    """(fits, socket) for ``inst`` arriving on ``host_name`` now.
+
+    Host free vCPUs/RAM/disk first; then, for an instance with a NUMA
+    topology, a cell that holds it (the wanted one first); with
+    ``exact_socket`` (NUMA-aware moves) the wanted socket must hold it.
+    """
+    if inst.host != host_name:
+        cpus, mem, disk = state.free(host_name)
+        if (cpus < inst.vcpus or mem < inst.memory_mib
+                or disk < inst.disk_gb):
+            return False, None
+    if exact_socket:
+        if _numa_bound(inst) or wanted_socket is not None:
+            cpus, mem = state.cell_free(host_name, wanted_socket,
+                                        _dedicated(inst))
+            if mem < inst.memory_mib or (
+                    _numa_bound(inst) and cpus < inst.vcpus):
+                return False, None
+        return True, wanted_socket
+    if not _numa_bound(inst):
+        return True, wanted_socket
+    sockets = [s.id for s in state.hosts[host_name].sockets]
+    if wanted_socket in sockets:
+        sockets.remove(wanted_socket)
+        sockets.insert(0, wanted_socket)
+    for socket in sockets:
+        if _fits_cell(state, inst, host_name, socket):
+            return True, socket
+    return False, None
+
+
+def _legs(state, cand, src, dst, exact_socket):
+    """The swap as ordered actions, or None if no leg order fits."""
+    out, back = cand.out, cand.back
+    dst_host = dst if state.unit == HOST else dst[0]
+    src_host = src if state.unit == HOST else src[0]
+    if state.unit == HOST:
+        out_socket = back.socket if back is not None else None
+        back_socket = out.socket
+    else:
+        out_socket, back_socket = dst[1], src[1]
+    if back is None:
+        ok, socket = _landing(state, out, dst_host, out_socket,
+                              exact_socket)
+        if not ok:
+            return None
+        return (_leg(out, dst_host, socket),)
+    orders = ((out, dst_host, out_socket, back, src_host, back_socket),
+              (back, src_host, back_socket, out, dst_host, out_socket))
+    for first, h1, s1, second, h2, s2 in orders:
+        ok, socket1 = _landing(state, first, h1, s1, exact_socket)
+        if not ok:
+            continue
+        # The transient state: the first leg has landed.
+        state.move(first.uuid, h1, socket1)
+        try:
+            ok, socket2 = _landing(state, second, h2, s2, exact_socket)
+        finally:
+            state.restore(first)
+        if ok:
+            return (_leg(first, h1, socket1), _leg(second, h2, socket2))
+    return None
+
+
+def _leg(inst, host, socket):
+    if inst.host == host:
+        return cluster.Repin(inst.uuid, host, socket, move_memory=True)
+    return cluster.Migrate(inst.uuid, inst.host, host, socket)
+
+
+def _as_action(legs):
+    if len(legs) == 2 and all(isinstance(x, cluster.Migrate) for x in legs):
+        return (cluster.Swap(legs[0], legs[1]),)
+    return tuple(legs)
+
+
+def _movable(state, inst, params, skipped, seen):
+    """Whether ``inst`` may be a victim; records why not once."""
+    reason = None
+    if not inst.movable:
+        reason = 'not_movable: %s' % (inst.skip_reason or 'excluded')
+    elif inst.llc_misses_per_s is None:
+        reason = 'no_telemetry: no LLC-miss rate'
+    elif arbitration.in_cooldown(inst, state.now, params.cooldown_s):
+        if inst.last_moved_at == state.now:
+            return False  # moved earlier in this plan: not a skip
+        reason = ('cooldown: moved %.0f s ago, cooldown is %.0f s'
+                  % (state.now - inst.last_moved_at, params.cooldown_s))
+    elif state.unit == SOCKET and inst.socket is None:
+        reason = 'socket_unknown: vCPUs not on one socket'
+    if reason is None:
+        return True
+    if inst.uuid not in seen:
+        seen.add(inst.uuid)
+        skipped.append(cluster.Skipped(inst.uuid, reason))
+    return False
+
+
+def _candidates(state, src, dst, params, skipped, seen, reasons):
+    """Feasible candidates for one step from ``src`` to ``dst``."""
+    outs = [i for i in state.instances_in(src)
+            if _movable(state, i, params, skipped, seen)]
+    backs = [i for i in state.instances_in(dst)
+             if _movable(state, i, params, skipped, seen)]
+    if not outs:
+        reasons['no_partner'] += 1
+        return []
+    diff = state.load[src] - state.load[dst]
+    if params.victim_selection == arbitration.EXTREME:
+        out = max(outs, key=lambda i: (misses(i), i.uuid))
+        back = (min(backs, key=lambda i: (misses(i), i.uuid))
+                if backs else None)
+        pairs = [(out, back)]
+    else:
+        pairs = [(o, b) for o in outs for b in backs]
+        pairs += [(o, None) for o in outs]
+    exact = state.unit == SOCKET
+    feasible = []
+    for out, back in pairs:
+        delta = misses(out) - (misses(back) if back is not None else 0.0)
+        reduction = diff - abs(diff - 2 * delta)
+        if reduction <= 0:
+            reasons['no_gain'] += 1
+            continue
+        moved = (out,) if back is None else (out, back)
+        cost = arbitration.migration_cost(moved,
+                                          params.migration_cost_per_gib)
+        if state.unit == SOCKET and src[0] == dst[0]:
+            cost = 0.0  # a re-pin within the host: no live migration
+        if reduction < cost:
+            reasons['not_worth_it'] += 1
+            continue
+        cand = arbitration.Candidate(out, back, reduction, cost)
+        legs = _legs(state, cand, src, dst, exact)
+        if legs is None:
+            reasons['no_capacity'] += 1
+            continue
+        feasible.append((cand, legs))
+    return feasible
+
+
+def _name(key):
+    if isinstance(key, tuple):
+        return '%s/socket-%s' % key
+    return key
+
+
+def global_phase(view, params, unit=HOST, hurt=(), skipped=None,
+                 state=None):
+    """Ahn's global phase (Algorithm 1 step 2, or Algorithm 2).
+
+    Returns (actions, skipped, state after). ``hurt`` are the repercussion
+    check's findings (:func:`arbitration.hurt_corunners`): their units are
+    arbitrated first, whatever their rank, and never receive a VM.
+    """
+    skipped = [] if skipped is None else skipped
+    state = _State(view, unit) if state is None else state
+    seen = set()
+    units = []
+    for host in view.hosts:
+        if not host.enabled:
+            skipped.append(cluster.Skipped(
+                host.name, 'host_disabled: %s'
+                % (host.skip_reason or 'disabled or down')))
+            for inst in state.on_host[host.name].values():
+                seen.add(inst.uuid)
+            continue
+        if unit == HOST:
+            units.append(host.name)
+        else:
+            units.extend((host.name, s.id) for s in host.sockets)
+    protected = set()
+    focus = []
+    for h in hurt:
+        key = h.host if unit == HOST else (h.host, h.socket)
+        if key not in units:
+            continue
+        skipped.append(cluster.Skipped(
+            h.uuid, 'repercussion: class went from %s to %s after %s '
+            'arrived; %s is arbitrated first' % (h.before, h.after,
+                                                 h.culprit, _name(key))))
+        protected.add(key)
+        if key not in focus:
+            focus.append(key)
+    actions = []
+    exhausted = set()
+    swaps = 0
+    reason = None
+    failures = 0
+    max_failures = MAX_FAILED_SOURCES_PER_SWAP * max(1, params.max_swaps)
+    by_load = None  # units, most loaded first; re-sorted after each move
+    while swaps < params.max_swaps and units:
+        if by_load is None:
+            by_load = sorted(units, key=lambda u: (-state.load[u], str(u)))
+        forced = [u for u in focus if u not in exhausted]
+        src = forced[0] if forced else next(
+            (u for u in by_load if u not in exhausted), None)
+        dst = next((u for u in reversed(by_load)
+                    if u not in protected and u != src), None)
+        if src is None or dst is None:
+            reason = ('no unit left to arbitrate' if len(units) > 1
+                      else 'fewer than two hosts or sockets to balance')
+            break
+        if failures >= max_failures:
+            reason = ('stopped after %d units without an acceptable move '
+                      '(see skipped)' % failures)
+            break
+        diff = state.load[src] - state.load[dst]
+        if not forced and diff <= params.threshold:
+            if exhausted:
+                reason = ('the units that could still give an instance '
+                          'differ from the least loaded by no more than '
+                          'the threshold %.3g misses/s; the more loaded '
+                          'ones had no acceptable move (see skipped)'
+                          % params.threshold)
+            else:
+                reason = ('balanced: the most and least loaded units (%s, '
+                          '%s) differ by %.3g misses/s, not more than the '
+                          'threshold %.3g' % (_name(src), _name(dst), diff,
+                                              params.threshold))
+            break
+        if diff <= 0:
+            exhausted.add(src)
+            continue
+        reasons = collections.Counter()
+        feasible = _candidates(state, src, dst, params, skipped, seen,
+                               reasons)
+        chosen = arbitration.choose([c for c, _ in feasible],
+                                    params.victim_selection,
+                                    params.tolerance)
+        if chosen is None:
+            exhausted.add(src)
+            failures += 1
+            why = ', '.join('%d %s' % (n, r)
+                            for r, n in sorted(reasons.items()))
+            first = (max(reasons, key=lambda r: (reasons[r], r))
+                     if reasons else 'no_partner')
+            skipped.append(cluster.Skipped(
+                _name(src), '%s: no acceptable move from %s to %s (%s)'
+                % (first, _name(src), _name(dst), why or 'no candidates')))
+            continue
+        legs = next(legs for c, legs in feasible if c is chosen)
+        for action in _as_action(legs):
+            actions.append(action)
+            state.apply(action)
+        by_load = None
+        if src in focus:
+            exhausted.add(src)
+        swaps += 1
+    return actions, skipped, state, reason
+
+
+def deal(instances, n_groups):
+    """Ahn's / Zhuravlev's sort-and-alternate dealing into n_groups.
+
+    Sorted by LLC misses, largest first; the n largest go to groups
+    0..n-1, then the n smallest to groups 0..n-1, then the next n largest,
+    and so on. Returns a list of lists of instances.
+    """
+    ordered = sorted(instances, key=lambda i: (-misses(i), i.uuid))
+    groups = [[] for _ in range(n_groups)]
+    lo, hi = 0, len(ordered)
+    from_top = True
+    while lo < hi:
+        if from_top:
+            take = ordered[lo:min(lo + n_groups, hi)]
+            lo += len(take)
+        else:
+            take = ordered[max(hi - n_groups, lo):hi][::-1]
+            hi -= len(take)
+        for index, inst in enumerate(take):
+            groups[index].append(inst)
+        from_top = not from_top
+    return groups
+
+
+def _best_mapping(groups, socket_ids):
+    """Group -> socket assignment keeping most instances where they are."""
+    def kept(perm):
+        return sum(1 for g, s in zip(groups, perm) for i in g
+                   if i.socket == s)
+    if len(socket_ids) <= 6:
+        return max(itertools.permutations(socket_ids),
+                   key=lambda p: (kept(p), [-s for s in p]))
+    free = list(socket_ids)
+    mapping = []
+    for group in groups:
+        best = max(free, key=lambda s: (sum(1 for i in group
+                                            if i.socket == s), -s))
+        free.remove(best)
+        mapping.append(best)
+    return tuple(mapping)
+
+
+def local_phase(view, params, skipped=None):
+    """Ahn's local phase (Algorithm 1 step 1): Repin actions per host."""
+    skipped = [] if skipped is None else skipped
+    by_host = collections.defaultdict(list)
+    for inst in view.instances:
+        by_host[inst.host].append(inst)
+    actions = []
+    for host in view.hosts:
+        if not host.enabled or len(host.sockets) < 2:
+            continue
+        fixed, free = [], []
+        for inst in by_host.get(host.name, ()):
+            reason = None
+            if not inst.movable:
+                reason = None  # reported by the global phase
+            elif inst.llc_misses_per_s is None:
+                reason = None
+            elif _numa_bound(inst):
+                reason = 'pinned: %s' % ('NUMA topology'
+                                         if inst.has_numa_topology
+                                         else 'dedicated CPUs')
+            elif arbitration.in_cooldown(inst, view.now, params.cooldown_s):
+                reason = None
+            else:
+                free.append(inst)
+                continue
+            if reason:
+                skipped.append(cluster.Skipped(inst.uuid, reason))
+            fixed.append(inst)
+        if len(free) < 2:
+            continue
+        socket_ids = [s.id for s in host.sockets]
+        groups = deal(free, len(socket_ids))
+        mapping = _best_mapping(groups, socket_ids)
+        target = {}
+        for group, socket in zip(groups, mapping):
+            for inst in group:
+                target[inst.uuid] = socket
+
+        def loads(where):
+            result = {s: 0.0 for s in socket_ids}
+            for inst in fixed + free:
+                socket = where(inst)
+                if socket in result:
+                    result[socket] += misses(inst)
+                else:
+                    for s in socket_ids:
+                        result[s] += misses(inst) / len(socket_ids)
+            return result
+        before = loads(lambda i: i.socket)
+        after = loads(lambda i: target.get(i.uuid, i.socket))
+        if (max(after.values()) - min(after.values())
+                >= max(before.values()) - min(before.values())):
+            if any(target[i.uuid] != i.socket for i in free):
+                skipped.append(cluster.Skipped(
+                    host.name, 'local_no_gain: the sockets are as even as '
+                    'dealing makes them'))
+            continue
+        over = []
+        for sock in host.sockets:
+            vcpus = sum(i.vcpus for i in fixed + free
+                        if target.get(i.uuid, i.socket) == sock.id)
+            if vcpus > sock.cpus * host.cpu_allocation_ratio:
+                over.append(sock.id)
+        if over:
+            skipped.append(cluster.Skipped(
+                host.name, 'local_capacity: socket(s) %s would exceed their '
+                'CPUs x cpu_allocation_ratio' % ', '.join(map(str, over))))
+            continue
+        for inst in sorted(free, key=lambda i: i.uuid):
+            if target[inst.uuid] != inst.socket:
+                actions.append(cluster.Repin(inst.uuid, host.name,
+                                             target[inst.uuid]))
+    return actions, skipped
+
+
+def _indicators(before_view, state, actions):
+    loads = socket_loads(before_view)
+    before = spread(loads.values())
+    after = spread(state.socket_loads(loads).values())
+    migrations = swaps = repins = 0
+    memory = 0.0
+    for action in actions:
+        legs = ((action.first, action.second)
+                if isinstance(action, cluster.Swap) else (action,))
+        swaps += isinstance(action, cluster.Swap)
+        for leg in legs:
+            if isinstance(leg, cluster.Migrate):
+                migrations += 1
+                memory += state.inst[leg.instance].memory_mib
+            elif isinstance(leg, cluster.Repin):
+                repins += 1
+    return {
+        'instances': float(len(before_view.instances)),
+        'migrations': float(migrations),
+        'swaps': float(swaps),
+        'repins': float(repins),
+        'spread_before': before,
+        'spread_after': after,
+        'predicted_gain': (100.0 * (before - after) / before
+                           if before > 0 else 0.0),
+        'memory_to_migrate_gb': memory / 1024.0,
+    }
+
+
+def _plan(view, actions, skipped, state, reason):
+    indicators = _indicators(view, state, actions)
+    if not actions and reason is None:
+        reason = 'no acceptable move (see skipped)'
+    return cluster.Plan(actions=tuple(actions), skipped=tuple(skipped),
+                        indicators=indicators,
+                        reason=None if actions else reason)
+
+
+def cache_aware(view, params=SwapParameters(), hurt=()):
+    """Algorithm 1: local re-pins, then up to max_swaps host swaps."""
+    skipped = []
+    actions = []
+    state = _State(view, HOST)
+    if params.local_phase:
+        actions, skipped = local_phase(view, params, skipped)
+        for action in actions:
+            state.apply(action)
+    swaps, skipped, state, reason = global_phase(view, params, HOST, hurt,
+                                                 skipped, state=state)
+    return _plan(view, actions + swaps, skipped, state, reason)
+
+
+def numa_aware(view, params=SwapParameters(), hurt=()):
+    """Algorithm 2: up to max_swaps socket swaps, VMs with their memory."""
+    actions, skipped, state, reason = global_phase(view, params, SOCKET,
+                                                   hurt)
+    return _plan(view, actions, skipped, state, reason)

@@ -1,0 +1,85 @@
+"""The swap schedulers as simulator policies.
+
+``contention-sim evaluate --policy cache_aware_swap`` (or
+``numa_aware_swap``) runs :mod:`contention.swap` every audit period on the
+simulated cluster, the same code the Watcher strategies run. The policy
+remembers its previous plan's moves and the Merlin classes just before
+them, so the repercussion check (Merlin section 3.5) works across periods
+as it does across Watcher audits (where the store remembers them).
+"""
+
+from contention import arbitration
+from contention import cluster
+from contention import policy
+from contention import swap
+
+
+class _SwapPolicy(policy.Policy):
+    """Shared parameters and the repercussion memory."""
+
+    algorithm = None
+
+    def __init__(self, threshold=5e6, max_swaps=5,
+                 victim_selection=arbitration.SENSITIVITY_COST,
+                 cooldown=3600.0, tolerance=0.1,
+                 migration_cost_per_gib=2.5e5, local_phase=True):
+        self.params = swap.SwapParameters(
+            threshold=float(threshold), max_swaps=int(max_swaps),
+            victim_selection=victim_selection, cooldown_s=float(cooldown),
+            tolerance=float(tolerance),
+            migration_cost_per_gib=float(migration_cost_per_gib),
+            local_phase=bool(local_phase))
+        self._moves = ()
+        self._classes_before = {}
+
+    def get_params(self):
+        """The parameters, scikit-learn style."""
+        p = self.params
+        return dict(threshold=p.threshold, max_swaps=p.max_swaps,
+                    victim_selection=p.victim_selection,
+                    cooldown=p.cooldown_s, tolerance=p.tolerance,
+                    migration_cost_per_gib=p.migration_cost_per_gib,
+                    local_phase=p.local_phase)
+
+    def bind(self, simulator):
+        self._moves = ()
+        self._classes_before = {}
+
+    def rebalance(self, view, rng):
+        hurt = arbitration.hurt_corunners(view, self._moves,
+                                          self._classes_before)
+        plan = type(self).algorithm(view, self.params, hurt=hurt)
+        self._remember(view, plan)
+        return plan
+
+    def _remember(self, view, plan):
+        moves = []
+        for action in plan.actions:
+            legs = ((action.first, action.second)
+                    if isinstance(action, cluster.Swap) else (action,))
+            for leg in legs:
+                if isinstance(leg, cluster.Migrate):
+                    moves.append(arbitration.Move(
+                        leg.instance, leg.source_host, leg.dest_host,
+                        view.now))
+                elif isinstance(leg, cluster.Repin):
+                    moves.append(arbitration.Move(
+                        leg.instance, leg.host, leg.host, view.now))
+        self._moves = tuple(moves)
+        self._classes_before = {i.uuid: i.merlin_class
+                                for i in view.instances
+                                if i.merlin_class is not None}
+
+
+class CacheAwareSwapPolicy(_SwapPolicy):
+    """Ahn et al.'s Algorithm 1 (local re-pins + host swaps)."""
+
+    name = 'cache_aware_swap'
+    algorithm = staticmethod(swap.cache_aware)
+
+
+class NumaAwareSwapPolicy(_SwapPolicy):
+    """Ahn et al.'s Algorithm 2 (socket swaps, VMs with memory)."""
+
+    name = 'numa_aware_swap'
+    algorithm = staticmethod(swap.numa_aware)

@@ -1,0 +1,209 @@
+"""contention_swap against a fake Nova, contention_repin over fake RPC."""
+
+import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
+
+import threading
+import uuid as uuidlib
+from unittest import mock
+
+import jsonschema
+import oslo_messaging
+from watcher.common import exception
+from watcher.common import utils
+from watcher.tests.unit import base
+
+from contention.store import api as store_api
+from watcher_strategies import actions
+
+A = str(uuidlib.uuid4())
+B = str(uuidlib.uuid4())
+
+
+class FakeNova:
+    """Instances on hosts; live migrations that may be made to fail."""
+
+    def __init__(self, where, fail=()):
+        self.where = dict(where)
+        self.fail = set(fail)
+        self.calls = []
+
+    def find_instance(self, uuid):
+        if uuid not in self.where:
+            raise exception.ComputeResourceNotFound(name=uuid)
+        return mock.Mock(host=self.where[uuid], status='ACTIVE')
+
+    def get_compute_node_by_hostname(self, host):
+        if host == 'missing':
+            raise exception.ComputeNodeNotFound(name=host)
+        return mock.Mock(status='disabled' if host == 'off' else 'enabled')
+
+    def live_migrate_instance(self, instance_id, dest_hostname):
+        self.calls.append((instance_id, dest_hostname))
+        if (instance_id, dest_hostname) in self.fail:
+            return False
+        self.where[instance_id] = dest_hostname
+        return True
+
+
+def _swap(nova, **extra):
+    action = actions.ContentionSwap(utils.Struct(connection=None))
+    params = {'resource_id': A, 'source_node': 'h1',
+              'destination_node': 'h2', 'partner_id': B,
+              'partner_source_node': 'h2', 'partner_destination_node': 'h1',
+              'migration_type': 'live'}
+    params.update(extra)
+    action.input_parameters = params
+    action._nova = lambda: nova
+    return action
+
+
+class TestContentionSwap(base.TestCase):
+
+    def test_both_legs_in_order(self):
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova)
+        action.validate_parameters()
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
+        self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
+        self.assertEqual([A, B], [m.uuid for m in action.moved])
+
+    def test_numa_legs_are_repinned_where_they_landed(self):
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova, destination_cpus=[4, 5],
+                       partner_destination_cpus=[0, 1])
+        with mock.patch.object(actions, 'repin') as repin:
+            self.assertTrue(action.execute())
+        self.assertEqual(
+            [mock.call(action.config, 'h2', A, cpus=[4, 5],
+                       move_memory=True),
+             mock.call(action.config, 'h1', B, cpus=[0, 1],
+                       move_memory=True)],
+            repin.call_args_list)
+
+    def test_repin_failure_after_landing_does_not_fail_the_swap(self):
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova, destination_cpus=[4, 5])
+        with mock.patch.object(actions, 'repin',
+                               side_effect=oslo_messaging.MessagingTimeout):
+            self.assertTrue(action.execute())
+        self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
+
+    def test_leg_two_failure_undoes_leg_one(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1')})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([(A, 'h2'), (B, 'h1'), (A, 'h1')], nova.calls)
+        self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
+        self.assertIn('leg two failed', str(exc))
+        self.assertIn('undone', str(exc))
+        self.assertEqual([], action.moved)
+
+    def test_leg_one_failure_does_not_start_leg_two(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, fail={(A, 'h2')})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([(A, 'h2')], nova.calls)
+        self.assertIn('leg two (%s) not started' % B, str(exc))
+
+    def test_undo_that_fails_is_reported(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1'), (A, 'h1')})
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                _swap(nova).execute)
+        self.assertIn('NOT undone', str(exc))
+
+    def test_pre_condition(self):
+        self.assertRaises(exception.ActionSkipped,
+                          _swap(FakeNova({A: 'h3', B: 'h2'})).pre_condition)
+        self.assertRaises(exception.ActionSkipped,
+                          _swap(FakeNova({B: 'h2'})).pre_condition)
+        self.assertRaises(actions.ContentionActionFailed,
+                          _swap(FakeNova({A: 'h1', B: 'h2'}),
+                                destination_node='off').pre_condition)
+        self.assertRaises(actions.ContentionActionFailed,
+                          _swap(FakeNova({A: 'h1', B: 'h2'}),
+                                destination_node='missing').pre_condition)
+
+    def test_schema(self):
+        action = _swap(FakeNova({}), unexpected=1)
+        self.assertRaises(jsonschema.ValidationError,
+                          action.validate_parameters)
+        action = _swap(FakeNova({}), resource_id='not-a-uuid')
+        self.assertRaises(jsonschema.ValidationError,
+                          action.validate_parameters)
+        self.assertTrue(_swap(FakeNova({}), destination_cpus=[0, 1])
+                        .validate_parameters())
+        self.assertIn('second only if the first',
+                      _swap(FakeNova({})).get_description())
+
+    def test_revert_puts_back_what_moved(self):
+        nova = FakeNova({A: 'h2', B: 'h2'})
+        _swap(nova).revert()
+        self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
+
+    def test_success_is_recorded_in_the_store(self):
+        store = store_api.open_store('sqlite://')
+        store.upgrade()
+        nova = FakeNova({A: 'h1', B: 'h2'})
+        action = _swap(nova)
+        action._store = lambda: mock.Mock(
+            record_moves=store.record_moves, dispose=lambda: None)
+        action.execute()
+        moves = store.moves_since(0)
+        self.assertEqual({(A, 'h1', 'h2'), (B, 'h2', 'h1')},
+                         {(m.uuid, m.source_host, m.dest_host)
+                          for m in moves})
+
+
+class _Agent:
+    target = oslo_messaging.Target(version='1.0')
+
+    def __init__(self):
+        self.calls = []
+        self.done = threading.Event()
+
+    def repin_instance(self, ctxt, instance_uuid, node=None, cpus=None,
+                       move_memory=False):
+        self.calls.append((instance_uuid, node, cpus, move_memory))
+        return {'instance_uuid': instance_uuid, 'changed': True}
+
+
+class TestContentionRepin(base.TestCase):
+
+    def test_asks_the_hosts_agent(self):
+        host = 'host-%s' % uuidlib.uuid4().hex[:8]
+        transport = actions.transport('fake:/')
+        agent = _Agent()
+        server = oslo_messaging.get_rpc_server(
+            transport, oslo_messaging.Target(topic=actions.AGENT_TOPIC,
+                                             server=host),
+            [agent], executor='threading')
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        action = actions.ContentionRepin(utils.Struct(
+            transport_url='fake:/', rpc_timeout=5))
+        action.input_parameters = {'resource_id': A, 'host': host,
+                                   'socket': 1, 'node': 1,
+                                   'move_memory': False}
+        action.validate_parameters()
+        self.assertTrue(action.execute())
+        self.assertEqual([(A, 1, None, False)], agent.calls)
+
+    def test_pre_condition_skips_a_moved_instance(self):
+        action = actions.ContentionRepin(utils.Struct())
+        action.input_parameters = {'resource_id': A, 'host': 'h1'}
+        action._nova = lambda: FakeNova({A: 'h2'})
+        self.assertRaises(exception.ActionSkipped, action.pre_condition)
+
+    def test_agent_refusal_fails_with_its_reason(self):
+        action = actions.ContentionRepin(utils.Struct())
+        action.input_parameters = {'resource_id': A, 'host': 'h1'}
+        with mock.patch.object(actions, 'repin', side_effect=(
+                oslo_messaging.RemoteError('ActionError', 'busy'))):
+            exc = self.assertRaises(actions.ContentionActionFailed,
+                                    action.execute)
+        self.assertIn('refused', str(exc))

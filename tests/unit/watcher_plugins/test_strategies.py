@@ -1,0 +1,253 @@
+"""The swap strategies in Watcher's own strategy test base."""
+
+import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
+
+import dataclasses
+from unittest import mock
+
+import jsonschema
+from watcher.common import utils
+from watcher.tests.unit.decision_engine.strategy.strategies import \
+    test_base
+
+from contention.store import api as store_api
+from tests.unit.watcher_plugins import fixtures as f
+from watcher_strategies import planner
+from watcher_strategies import strategies
+
+NOW = 100000.0
+M = f.M
+
+
+class _StrategyTest(test_base.TestBaseStrategy):
+
+    strategy_cls = strategies.CacheAwareSwap
+
+    def run_strategy(self, model, store, **params):
+        self.m_c_model.return_value = model
+        strategy = self.strategy_cls(config=mock.Mock(
+            connection='sqlite://', repercussion_interval=3600))
+        strategy.telemetry_store = store
+        strategy.clock = lambda: NOW
+        defaults = {name: spec['default'] for name, spec in
+                    self.strategy_cls.get_schema()['properties'].items()}
+        defaults.update(threshold=1 * M)
+        defaults.update(params)
+        strategy.input_parameters = utils.Struct(defaults)
+        self.strategy = strategy
+        return strategy.execute()
+
+    def two_hosts(self, hot_locked=(), **model_kwargs):
+        placements = [('h0', 'hot', 2, 2048), ('h1', 'hot', 2, 2048),
+                      ('h2', 'hot', 2, 2048), ('c0', 'cold', 2, 2048),
+                      ('c1', 'cold', 2, 2048)]
+        model = f.model(['cold', 'hot'], placements, locked=hot_locked,
+                        **model_kwargs)
+        store = f.store(
+            f.host_report('hot', NOW - 10, [
+                f.record('h0', 5 * M, socket=0),
+                f.record('h1', 4 * M, socket=0),
+                f.record('h2', 3 * M, socket=0)]),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, socket=0),
+                f.record('c1', 2 * M, socket=1)]))
+        return model, store
+
+
+class TestCacheAwareSwap(_StrategyTest):
+
+    def test_plan_order_parameters_and_indicators(self):
+        model, store = self.two_hosts()
+        solution = self.run_strategy(model, store,
+                                     victim_selection='extreme')
+        self.assertEqual(planner.NAME, self.strategy.planner)
+        types = [a['action_type'] for a in solution.actions]
+        self.assertIn('contention_repin', types)
+        self.assertIn('contention_swap', types)
+        # The local phase comes before the global phase.
+        self.assertLess(types.index('contention_repin'),
+                        types.index('contention_swap'))
+        swap_action = solution.actions[types.index('contention_swap')]
+        params = swap_action['input_parameters']
+        self.assertEqual('hot', params['source_node'])
+        self.assertEqual('cold', params['destination_node'])
+        self.assertEqual('cold', params['partner_source_node'])
+        self.assertEqual('hot', params['partner_destination_node'])
+        repin = solution.actions[types.index('contention_repin')]
+        self.assertEqual('hot', repin['input_parameters']['host'])
+        self.assertIn(repin['input_parameters']['node'], (0, 1))
+        indicators = {i.name: i.value for i in solution.efficacy_indicators}
+        self.assertEqual(5, indicators['instances_count'])
+        self.assertEqual(2, indicators['instance_migrations_count'])
+        self.assertEqual(1, indicators['swaps_count'])
+        self.assertLess(indicators['llc_miss_spread_after'],
+                        indicators['llc_miss_spread_before'])
+        self.assertEqual(4.0, indicators['memory_to_migrate'])
+        glob = solution.global_efficacy[0]
+        self.assertEqual('llc_miss_spread_reduction', glob['name'])
+        self.assertGreater(glob['value'], 0)
+
+    def test_locked_instances_are_never_moved(self):
+        model, store = self.two_hosts(hot_locked=('h0', 'h1', 'h2'))
+        solution = self.run_strategy(model, store, local_phase=False)
+        moved = set()
+        for action in solution.actions:
+            p = action['input_parameters']
+            moved.update({p['resource_id'], p.get('partner_id')})
+        self.assertFalse(moved & {f.uid('h0'), f.uid('h1'), f.uid('h2')})
+        self.assertIn('3 locked', solution.contention_summary)
+
+    def test_disabled_host_is_never_touched(self):
+        model, store = self.two_hosts(disabled=('cold',))
+        solution = self.run_strategy(model, store, local_phase=False)
+        self.assertEqual([], list(solution.actions))
+        self.assertIn('1 disabled', solution.contention_summary)
+
+    def test_missing_telemetry_refuses_to_propose(self):
+        model, store = self.two_hosts()
+        stale = f.store(f.host_report('hot', NOW - 10, [
+            f.record('h0', 5 * M), f.record('h1', 4 * M),
+            f.record('h2', 3 * M)]))  # nothing from 'cold': 2 of 5
+        audit = mock.Mock(uuid='a')
+        self.m_c_model.return_value = model
+        self.assertRaises(strategies.TelemetryMissing, self.run_strategy,
+                          model, stale, max_missing_ratio=0.2)
+        strategy = self.strategy
+        self.assertRaises(strategies.TelemetryMissing, strategy.do_execute,
+                          audit)
+        self.assertIn('2 of 5 instances', audit.status_message)
+        audit.save.assert_called_once_with()
+        # Tolerated: the host without telemetry is left alone.
+        solution = self.run_strategy(model, stale, max_missing_ratio=0.5)
+        for action in solution.actions:
+            self.assertNotIn('cold', action['input_parameters'].values())
+        self.assertIn('no_telemetry', solution.contention_summary)
+
+    def test_unreadable_store_fails_with_a_reason(self):
+        model, _ = self.two_hosts()
+        broken = mock.Mock()
+        broken.latest_reports.side_effect = RuntimeError('database locked')
+        self.m_c_model.return_value = model
+        self.assertRaises(strategies.TelemetryMissing, self.run_strategy,
+                          model, broken)
+        audit = mock.Mock(uuid='a')
+        self.strategy.config.connection = 'postgresql://u:secret@db/c'
+        self.assertRaises(strategies.TelemetryMissing,
+                          self.strategy.do_execute, audit)
+        self.assertIn('database locked', audit.status_message)
+        self.assertIn('postgresql://u:***@db/c', audit.status_message)
+        self.assertNotIn('secret', audit.status_message)
+
+    def test_stale_telemetry_is_not_acted_on(self):
+        model, _ = self.two_hosts()
+        store = f.store(
+            f.host_report('hot', NOW - 10, [
+                f.record('h0', 5 * M), f.record('h1', 4 * M),
+                f.record('h2', 3 * M)]),
+            f.host_report('cold', NOW - 1000, [
+                f.record('c0', 1 * M), f.record('c1', 2 * M, socket=1)]))
+        solution = self.run_strategy(model, store, max_missing_ratio=1.0,
+                                     freshness=120)
+        for action in solution.actions:
+            self.assertNotIn('cold', action['input_parameters'].values())
+        self.assertIn('latest report is 1000 s old', ' '.join(
+            s.reason for s in self.strategy.skipped_summary()[0]))
+
+    def test_cooldown_from_recorded_moves(self):
+        model, store = self.two_hosts()
+        store.record_moves([store_api.MoveRecord(
+            f.uid('h0'), 'cold', 'hot', NOW - 60, 'test')])
+        solution = self.run_strategy(model, store, local_phase=False,
+                                     victim_selection='extreme')
+        for action in solution.actions:
+            self.assertNotEqual(f.uid('h0'),
+                                action['input_parameters']['resource_id'])
+            self.assertNotEqual(
+                f.uid('h0'), action['input_parameters'].get('partner_id'))
+        self.assertIn('cooldown', solution.contention_summary)
+
+    def test_repercussion_from_store_history(self):
+        model, _ = self.two_hosts()
+        hot = [f.record('h0', 5 * M), f.record('h1', 4 * M),
+               f.record('h2', 3 * M)]
+        store = f.store(
+            f.host_report('hot', NOW - 1200, hot),
+            f.host_report('cold', NOW - 1200, [
+                f.record('c0', 1 * M, merlin_class='low/low')]),
+            f.host_report('hot', NOW - 10, hot),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, merlin_class='high/high'),
+                f.record('c1', 2 * M, socket=0)]),  # shares c0's LLC
+            moves=[store_api.MoveRecord(f.uid('c1'), 'hot', 'cold',
+                                        NOW - 600, 'test')])
+        solution = self.run_strategy(model, store, local_phase=False)
+        entries, counts = self.strategy.skipped_summary()
+        hurt = [e for e in entries if e.reason.startswith('repercussion')]
+        self.assertEqual([f.uid('c0')], [e.subject for e in hurt])
+        self.assertIn('low/low to high/high', hurt[0].reason)
+        self.assertIn('repercussion', solution.contention_summary)
+        for action in solution.actions:
+            p = action['input_parameters']
+            self.assertNotEqual('cold', p.get('destination_node'))
+
+    def test_schema_rejects_unknown_victim_selection(self):
+        schema = strategies.CacheAwareSwap.get_schema()
+        self.assertRaises(jsonschema.ValidationError, jsonschema.validate,
+                          {'victim_selection': 'random'}, schema)
+        jsonschema.validate({'victim_selection': 'extreme',
+                             'threshold': 1e6, 'max_swaps': 3}, schema)
+
+
+class TestNumaAwareSwap(_StrategyTest):
+
+    strategy_cls = strategies.NumaAwareSwap
+
+    def test_swap_carries_destination_cpus(self):
+        model, store = self.two_hosts()
+        solution = self.run_strategy(model, store,
+                                     victim_selection='extreme')
+        types = [a['action_type'] for a in solution.actions]
+        self.assertIn('contention_swap', types)
+        params = solution.actions[types.index('contention_swap')][
+            'input_parameters']
+        self.assertIn(params['destination_cpus'],
+                      ([0, 1, 2, 3], [4, 5, 6, 7]))
+        self.assertNotIn('local_phase',
+                         strategies.NumaAwareSwap.get_schema()['properties'])
+
+
+class TestShippedScenarios(_StrategyTest):
+    """Watcher's own scenario models, with telemetry for every instance."""
+
+    def _store_for(self, model):
+        host_reports = []
+        for n, node in enumerate(sorted(
+                model.get_all_compute_nodes().values(),
+                key=lambda x: x.hostname)):
+            records = []
+            for i, inst in enumerate(sorted(model.get_node_instances(node),
+                                            key=lambda x: x.uuid)):
+                rec = f.record('x', (n * 7 + i * 3) % 11 * M, socket=i % 2,
+                               vcpus=max(1, inst.vcpus))
+                records.append(dataclasses.replace(rec, uuid=inst.uuid))
+            host_reports.append(f.host_report(node.hostname, NOW - 5,
+                                              records))
+        return f.store(*host_reports)
+
+    def test_every_scenario_runs(self):
+        scenarios = [name for name in dir(self.fake_c_cluster)
+                     if name.startswith('generate_scenario_')]
+        self.assertGreater(len(scenarios), 5)
+        for cls in (strategies.CacheAwareSwap, strategies.NumaAwareSwap):
+            self.strategy_cls = cls
+            for name in scenarios:
+                model = getattr(self.fake_c_cluster, name)()
+                store = self._store_for(model)
+                for selection in ('extreme', 'sensitivity_cost'):
+                    solution = self.run_strategy(
+                        model, store, victim_selection=selection,
+                        max_missing_ratio=1.0)
+                    for action in solution.actions:
+                        self.assertIn(action['action_type'],
+                                      ('contention_swap', 'contention_repin',
+                                       'migrate'), name)

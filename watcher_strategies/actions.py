@@ -1,0 +1,389 @@
+"""Actions ``contention_swap`` and ``contention_repin``.
+
+``contention_swap`` exchanges two instances' hosts with two live
+migrations, in order: leg one (``resource_id`` from ``source_node`` to
+``destination_node``), then, only if leg one landed where planned, leg two
+(``partner_id`` from ``partner_source_node`` to
+``partner_destination_node``). If leg two fails, leg one is migrated back,
+so a failed swap leaves both instances where they were. Where each
+instance ended is checked with Nova after every migration, not inferred
+from the API call's return. For NUMA-aware swaps the optional
+``destination_cpus`` / ``partner_destination_cpus`` ask the destination's
+agent to re-pin the instance (and its memory) to the planned socket once
+it has landed; that step is best effort (the migration stands, the next
+audit sees where it runs). Successful moves are recorded in the telemetry
+store, which the strategies read for their cool-down and repercussion
+check.
+
+``contention_repin`` asks the agent on ``host`` (oslo.messaging RPC, topic
+``contention_agent``, server = host) to move an instance's vCPUs to a node
+or a CPU list, optionally with its memory.
+"""
+
+import threading
+import time
+
+import oslo_messaging
+from oslo_config import cfg
+from oslo_log import log
+from watcher.applier.actions import base
+from watcher.common import exception
+from watcher.common import nova_helper
+from watcher import conf as watcher_conf
+
+from contention.store import api as store_api
+
+LOG = log.getLogger(__name__)
+CONF = watcher_conf.CONF
+
+AGENT_TOPIC = 'contention_agent'
+AGENT_VERSION = '1.0'
+_UUID = ('^([a-fA-F0-9]){8}-([a-fA-F0-9]){4}-([a-fA-F0-9]){4}-'
+         '([a-fA-F0-9]){4}-([a-fA-F0-9]){12}$')
+_CPU_LIST = {'type': 'array', 'minItems': 1,
+             'items': {'type': 'integer', 'minimum': 0}}
+_CPUS = {'anyOf': [_CPU_LIST, {'type': 'null'}]}
+
+
+class ContentionActionFailed(exception.WatcherException):
+    msg_fmt = '%(message)s'
+
+
+def store_opts():
+    return [
+        cfg.StrOpt('connection', default=store_api.DEFAULT_URL, secret=True,
+                   help='SQLAlchemy URL of the telemetry store, where '
+                        'successful moves are recorded for the '
+                        'strategies\' cool-down and repercussion check. '
+                        'Recording is best effort: a store that cannot be '
+                        'reached is logged, the move stands.'),
+    ]
+
+
+def agent_opts():
+    return [
+        cfg.StrOpt('transport_url', secret=True,
+                   help='oslo.messaging transport URL of the bus the '
+                        'contention agents listen on. Unset: the applier\'s '
+                        'own [DEFAULT] transport_url.'),
+        cfg.IntOpt('rpc_timeout', default=60, min=1,
+                   help='Seconds to wait for an agent to answer a re-pin '
+                        'request.'),
+    ]
+
+
+class _NovaAction(base.BaseAction):
+    """Shared Nova and store plumbing."""
+
+    def _nova(self):
+        return nova_helper.NovaHelper()
+
+    def _store(self):
+        url = getattr(self.config, 'connection', None)
+        return store_api.open_store(url) if url else None
+
+    def _record(self, moves):
+        if not moves:
+            return
+        try:
+            store = self._store()
+            if store is None:
+                return
+            try:
+                store.record_moves(moves)
+            finally:
+                store.dispose()
+        except Exception as exc:
+            LOG.warning('could not record moves %s in the telemetry store: '
+                        '%s', [m.uuid for m in moves], exc)
+
+    @staticmethod
+    def _where(nova, uuid):
+        try:
+            return nova.find_instance(uuid)
+        except exception.ComputeResourceNotFound:
+            return None
+
+
+_TRANSPORTS = {}
+_TRANSPORTS_LOCK = threading.Lock()
+
+
+def transport(url=None):
+    """One RPC transport per URL for the process (they hold connections)."""
+    with _TRANSPORTS_LOCK:
+        if url not in _TRANSPORTS:
+            _TRANSPORTS[url] = oslo_messaging.get_rpc_transport(CONF,
+                                                                url=url)
+        return _TRANSPORTS[url]
+
+
+def agent_client(host, config):
+    """An RPC client for the agent on ``host``."""
+    url = getattr(config, 'transport_url', None)
+    target = oslo_messaging.Target(topic=AGENT_TOPIC, server=host,
+                                   version=AGENT_VERSION)
+    return oslo_messaging.get_rpc_client(
+        transport(url), target, timeout=getattr(config, 'rpc_timeout', 60))
+
+
+def repin(config, host, uuid, node=None, cpus=None, move_memory=False):
+    """Ask the agent on ``host`` to re-pin ``uuid``; return its answer."""
+    client = agent_client(host, config)
+    return client.call({}, 'repin_instance', instance_uuid=uuid, node=node,
+                       cpus=cpus, move_memory=move_memory)
+
+
+class ContentionSwap(_NovaAction):
+    """Swap two instances between two hosts by live migration.
+
+    The schema::
+
+        resource_id               leg one's instance (UUID)
+        source_node               its compute host now
+        destination_node          the host it moves to
+        partner_id                leg two's instance (UUID)
+        partner_source_node       its compute host now
+        partner_destination_node  the host it moves to
+        migration_type            "live" (the only type)
+        destination_cpus          optional CPU list to re-pin leg one to
+        partner_destination_cpus  optional CPU list to re-pin leg two to
+    """
+
+    ABORT_TRUE = base.BaseAction.ABORT_TRUE + ['ContentionSwap']
+
+    def __init__(self, config, osc=None):
+        super().__init__(config, osc)
+        self._running = None
+        self.moved = []
+
+    @classmethod
+    def get_config_opts(cls):
+        return store_opts() + agent_opts()
+
+    @property
+    def schema(self):
+        host = {'type': 'string', 'minLength': 1}
+        return {
+            'type': 'object',
+            'properties': {
+                'resource_id': {'type': 'string', 'pattern': _UUID},
+                'resource_name': {'type': 'string'},
+                'source_node': host,
+                'destination_node': host,
+                'partner_id': {'type': 'string', 'pattern': _UUID},
+                'partner_source_node': host,
+                'partner_destination_node': host,
+                'migration_type': {'type': 'string', 'enum': ['live']},
+                'destination_cpus': _CPUS,
+                'partner_destination_cpus': _CPUS,
+            },
+            'required': ['resource_id', 'source_node', 'destination_node',
+                         'partner_id', 'partner_source_node',
+                         'partner_destination_node'],
+            'additionalProperties': False,
+        }
+
+    def _legs(self):
+        p = self.input_parameters
+        return ((p['resource_id'], p['source_node'], p['destination_node'],
+                 p.get('destination_cpus')),
+                (p['partner_id'], p['partner_source_node'],
+                 p['partner_destination_node'],
+                 p.get('partner_destination_cpus')))
+
+    def pre_condition(self):
+        """Both instances ACTIVE on their sources, both hosts enabled.
+
+        An instance no longer where the plan found it skips the action
+        (the plan is out of date); a missing or disabled host, or an
+        instance that is not ACTIVE, fails it.
+        """
+        nova = self._nova()
+        for uuid, source, dest, _cpus in self._legs():
+            server = self._where(nova, uuid)
+            if server is None:
+                raise exception.ActionSkipped(
+                    'instance %s no longer exists' % uuid)
+            if server.host != source:
+                raise exception.ActionSkipped(
+                    'instance %s is on %s, not on %s as planned'
+                    % (uuid, server.host, source))
+            if server.status != 'ACTIVE':
+                raise ContentionActionFailed(
+                    message='instance %s is %s; live migration needs '
+                            'ACTIVE' % (uuid, server.status))
+            try:
+                node = nova.get_compute_node_by_hostname(dest)
+            except exception.ComputeNodeNotFound:
+                raise ContentionActionFailed(
+                    message='destination host %s not found' % dest)
+            if node.status != 'enabled':
+                raise ContentionActionFailed(
+                    message='destination host %s is disabled' % dest)
+
+    def _migrate(self, nova, uuid, source, dest):
+        """Live-migrate and report where the instance really is."""
+        self._running = (uuid, source, dest)
+        try:
+            nova.live_migrate_instance(instance_id=uuid, dest_hostname=dest)
+        except Exception as exc:
+            LOG.warning('live migration of %s from %s to %s failed: %s',
+                        uuid, source, dest, exc)
+        finally:
+            self._running = None
+        server = self._where(nova, uuid)
+        return None if server is None else server.host
+
+    def _repin(self, uuid, host, cpus):
+        if not cpus:
+            return
+        try:
+            repin(self.config, host, uuid, cpus=list(cpus),
+                  move_memory=True)
+        except Exception as exc:
+            LOG.warning('instance %s landed on %s but its agent did not '
+                        're-pin it to CPUs %s: %s', uuid, host, cpus, exc)
+
+    def execute(self):
+        nova = self._nova()
+        (uuid1, src1, dst1, cpus1), (uuid2, src2, dst2, cpus2) = self._legs()
+        self.moved = []
+        landed = self._migrate(nova, uuid1, src1, dst1)
+        if landed != dst1:
+            undo = ''
+            if landed not in (None, src1):
+                back = self._migrate(nova, uuid1, landed, src1)
+                undo = '; moved it back: now on %s' % back
+            raise ContentionActionFailed(
+                message='swap leg one failed: %s is on %s, not %s%s; leg '
+                        'two (%s) not started' % (uuid1, landed, dst1, undo,
+                                                  uuid2))
+        self._repin(uuid1, dst1, cpus1)
+        landed2 = self._migrate(nova, uuid2, src2, dst2)
+        if landed2 != dst2:
+            back = self._migrate(nova, uuid1, dst1, src1)
+            partner = ''
+            if landed2 not in (None, src2):
+                partner = '; %s moved back to %s' % (
+                    uuid2, self._migrate(nova, uuid2, landed2, src2))
+            outcome = ('undone: %s is back on %s' % (uuid1, src1)
+                       if back == src1 else
+                       'NOT undone: %s is on %s' % (uuid1, back))
+            raise ContentionActionFailed(
+                message='swap leg two failed: %s is on %s, not %s; leg one '
+                        '%s%s' % (uuid2, landed2, dst2, outcome, partner))
+        self._repin(uuid2, dst2, cpus2)
+        now = time.time()
+        self.moved = [
+            store_api.MoveRecord(uuid1, src1, dst1, now,
+                                 'watcher:contention_swap'),
+            store_api.MoveRecord(uuid2, src2, dst2, now,
+                                 'watcher:contention_swap')]
+        self._record(self.moved)
+        return True
+
+    def revert(self):
+        """Put back whichever instance is on its destination."""
+        nova = self._nova()
+        for uuid, source, dest, _cpus in reversed(self._legs()):
+            server = self._where(nova, uuid)
+            if server is not None and server.host == dest:
+                self._migrate(nova, uuid, dest, source)
+
+    def abort(self):
+        running = self._running
+        if running is None:
+            return True
+        uuid, source, dest = running
+        return self._nova().abort_live_migrate(
+            instance_id=uuid, source=source, destination=dest)
+
+    def post_condition(self):
+        pass
+
+    def get_description(self):
+        return ('Swap two instances between two compute hosts by live '
+                'migration: the first moves, then the second only if the '
+                'first landed; if the second fails the first is moved '
+                'back.')
+
+
+class ContentionRepin(_NovaAction):
+    """Re-pin an instance's vCPUs (and memory) within its host.
+
+    The schema::
+
+        resource_id  the instance (UUID)
+        host         its compute host (the agent's RPC server name)
+        socket       the socket planned (informational)
+        node         NUMA node to pin to, or
+        cpus         host CPU list to pin to
+        move_memory  also bind its memory to those CPUs' nodes
+    """
+
+    @classmethod
+    def get_config_opts(cls):
+        return agent_opts()
+
+    @property
+    def schema(self):
+        return {
+            'type': 'object',
+            'properties': {
+                'resource_id': {'type': 'string', 'pattern': _UUID},
+                'host': {'type': 'string', 'minLength': 1},
+                'socket': {'anyOf': [{'type': 'integer', 'minimum': 0},
+                                     {'type': 'null'}]},
+                'node': {'anyOf': [{'type': 'integer', 'minimum': 0},
+                                   {'type': 'null'}]},
+                'cpus': _CPUS,
+                'move_memory': {'type': 'boolean'},
+            },
+            'required': ['resource_id', 'host'],
+            'additionalProperties': False,
+        }
+
+    def pre_condition(self):
+        nova = self._nova()
+        uuid = self.resource_id
+        host = self.input_parameters['host']
+        server = self._where(nova, uuid)
+        if server is None:
+            raise exception.ActionSkipped('instance %s no longer exists'
+                                          % uuid)
+        if server.host != host:
+            raise exception.ActionSkipped(
+                'instance %s is on %s, not on %s as planned'
+                % (uuid, server.host, host))
+
+    def execute(self):
+        p = self.input_parameters
+        try:
+            result = repin(self.config, p['host'], self.resource_id,
+                           node=p.get('node'), cpus=p.get('cpus'),
+                           move_memory=bool(p.get('move_memory', False)))
+        except oslo_messaging.MessagingTimeout:
+            raise ContentionActionFailed(
+                message='the contention agent on %s did not answer '
+                        '(topic %s)' % (p['host'], AGENT_TOPIC))
+        except oslo_messaging.RemoteError as exc:
+            raise ContentionActionFailed(
+                message='the contention agent on %s refused: %s'
+                        % (p['host'], exc.value))
+        LOG.info('re-pinned %s on %s: %s', self.resource_id, p['host'],
+                 result)
+        return True
+
+    def revert(self):
+        pass
+
+    def abort(self):
+        return True
+
+    def post_condition(self):
+        pass
+
+    def get_description(self):
+        return ('Ask the contention agent on the instance\'s host to move '
+                'its vCPUs (and optionally its memory) to another socket.')

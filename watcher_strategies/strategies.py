@@ -1,0 +1,464 @@
+"""Strategies ``cache_aware_swap`` and ``numa_aware_swap``.
+
+Thin adapters: build a :class:`contention.cluster.ClusterView` from
+Watcher's (audit-scoped) compute model and the telemetry store's latest
+reports (:mod:`watcher_strategies.view`), run the core
+(:func:`contention.swap.cache_aware` / :func:`contention.swap.numa_aware`),
+and turn its plan into Watcher actions, in order:
+
+* a swap between hosts becomes one ``contention_swap`` action (both legs,
+  the second only if the first landed, the first undone if the second
+  fails);
+* a one-way move becomes Watcher's own ``migrate`` action;
+* a re-pin (the local phase, or a NUMA-aware swap between two sockets of
+  one host) becomes a ``contention_repin`` action run by the host's agent.
+
+The strategies use the ``contention_sequential`` planner, which chains the
+actions in the order the core chose them (each step was planned on the
+state the previous ones leave).
+
+If telemetry is missing for more than ``max_missing_ratio`` of the
+instances in scope, the audit fails with a message saying so (in the
+audit's ``status_message`` and the decision engine's log) rather than
+proposing moves from a partial picture.
+"""
+
+import collections
+import threading
+import time
+
+from oslo_config import cfg
+from sqlalchemy.engine import url as sa_url
+from oslo_log import log
+from watcher.common import exception
+from watcher.decision_engine.solution import default as default_solution
+from watcher.decision_engine.strategy.strategies import base
+
+from contention import arbitration
+from contention import cluster
+from contention import swap
+from contention.store import api as store_api
+from watcher_strategies import goal
+from watcher_strategies import planner
+from watcher_strategies import view as view_mod
+
+LOG = log.getLogger(__name__)
+
+SWAP_ACTION = 'contention_swap'
+REPIN_ACTION = 'contention_repin'
+
+_STORES = {}
+_STORES_LOCK = threading.Lock()
+
+
+class TelemetryMissing(exception.WatcherException):
+    msg_fmt = '%(message)s'
+
+
+def strategy_opts():
+    return [
+        cfg.StrOpt('connection', default=store_api.DEFAULT_URL, secret=True,
+                   help='SQLAlchemy URL of the telemetry store the '
+                        'contention-collector writes (the [store] '
+                        'connection of contention-collector.conf).'),
+        cfg.IntOpt('repercussion_interval', default=3600, min=0,
+                   help='Seconds after a move during which its co-runners '
+                        'are watched (Merlin\'s repercussion check): a '
+                        'co-runner whose Merlin class got worse since the '
+                        'move has its host arbitrated first by the next '
+                        'audit. 0 disables the check.'),
+    ]
+
+
+def _store(url):
+    with _STORES_LOCK:
+        store = _STORES.get(url)
+        if store is None:
+            store = _STORES[url] = store_api.open_store(url)
+        return store
+
+
+def category(reason):
+    """The most specific category word of a skip reason.
+
+    ``"not_movable: locked: ..."`` is counted as ``locked``.
+    """
+    parts = reason.split(': ')
+    while (len(parts) > 1 and parts[0] in ('not_movable', 'host_disabled')
+           and parts[1] and ' ' not in parts[1]):
+        parts = parts[1:]
+    return parts[0].split(':')[0]
+
+
+def _legs(action):
+    if isinstance(action, cluster.Swap):
+        return (action.first, action.second)
+    return (action,)
+
+
+class ContentionSwapBase(base.BaseStrategy):
+    """What both swap strategies share."""
+
+    #: :func:`contention.swap.cache_aware` or ``numa_aware``.
+    algorithm = None
+    has_local_phase = False
+
+    def __init__(self, config, osc=None):
+        super().__init__(config, osc)
+        self.planner = planner.NAME
+        self._telemetry_store = None
+        self.plan = None
+        self.built = None
+        self.clock = time.time
+
+    @classmethod
+    def get_goal_name(cls):
+        return goal.NAME
+
+    @classmethod
+    def get_config_opts(cls):
+        return strategy_opts()
+
+    @classmethod
+    def get_schema(cls):
+        properties = {
+            'threshold': {
+                'description': 'Smallest difference in LLC misses per '
+                               'second between the most and least loaded '
+                               'hosts (sockets for numa_aware_swap) worth '
+                               'a swap.',
+                'type': 'number', 'minimum': 0, 'default': 5e6},
+            'max_swaps': {
+                'description': 'Most swaps one audit proposes.',
+                'type': 'integer', 'minimum': 0, 'maximum': 1000,
+                'default': 5},
+            'victim_selection': {
+                'description': 'extreme: the papers\' rule (the VM with '
+                               'the most misses on the most loaded unit, '
+                               'the one with the fewest on the least '
+                               'loaded). sensitivity_cost: among moves '
+                               'reducing the spread about as much, move '
+                               'the least memory-bound (low MF), smallest '
+                               'and lowest-priority instances.',
+                'type': 'string',
+                'enum': list(arbitration.VICTIM_SELECTIONS),
+                'default': arbitration.SENSITIVITY_COST},
+            'cooldown': {
+                'description': 'Seconds during which an instance moved by '
+                               'these strategies is not moved again.',
+                'type': 'number', 'minimum': 0, 'default': 3600},
+            'max_missing_ratio': {
+                'description': 'If more than this fraction of the '
+                               'instances in scope have no fresh '
+                               'telemetry, propose nothing and fail the '
+                               'audit with the reason.',
+                'type': 'number', 'minimum': 0, 'maximum': 1,
+                'default': 0.2},
+            'freshness': {
+                'description': 'Seconds after which a host\'s latest '
+                               'report is too old to act on.',
+                'type': 'number', 'exclusiveMinimum': 0, 'default': 120},
+            'tolerance': {
+                'description': 'Moves within this fraction of the best '
+                               'reduction compete on sensitivity and cost '
+                               '(sensitivity_cost only).',
+                'type': 'number', 'minimum': 0, 'maximum': 1,
+                'default': 0.1},
+            'migration_cost_per_gib': {
+                'description': 'Cost of live-migrating one GiB of memory, '
+                               'in LLC misses/s of spread reduction; a '
+                               'swap that reduces the difference by less '
+                               'than the cost of the memory it moves is '
+                               'skipped.',
+                'type': 'number', 'minimum': 0, 'default': 2.5e5},
+        }
+        if cls.has_local_phase:
+            properties['local_phase'] = {
+                'description': 'Re-pin instances within each host so its '
+                               'sockets have even LLC misses before '
+                               'swapping between hosts.',
+                'type': 'boolean', 'default': True}
+        return {'type': 'object', 'properties': properties,
+                'additionalProperties': False}
+
+    @property
+    def telemetry_store(self):
+        if self._telemetry_store is None:
+            self._telemetry_store = _store(self.config.connection)
+        return self._telemetry_store
+
+    @telemetry_store.setter
+    def telemetry_store(self, store):
+        self._telemetry_store = store
+
+    def _param(self, name, default):
+        value = self.input_parameters.get(name)
+        return default if value is None else value
+
+    def parameters(self):
+        return swap.SwapParameters(
+            threshold=float(self._param('threshold', 5e6)),
+            max_swaps=int(self._param('max_swaps', 5)),
+            victim_selection=self._param('victim_selection',
+                                         arbitration.SENSITIVITY_COST),
+            cooldown_s=float(self._param('cooldown', 3600)),
+            tolerance=float(self._param('tolerance', 0.1)),
+            migration_cost_per_gib=float(
+                self._param('migration_cost_per_gib', 2.5e5)),
+            local_phase=bool(self._param('local_phase',
+                                         self.has_local_phase)))
+
+    def pre_execute(self):
+        # Not BaseStrategy._pre_execute: it logs the whole model as XML at
+        # debug level, computed even when debug is off (seconds per 10,000
+        # instances).
+        LOG.info('Initializing %s', self.get_display_name())
+        if not self.compute_model:
+            raise exception.ClusterStateNotDefined()
+
+    def _repercussions(self, view, now):
+        interval = getattr(self.config, 'repercussion_interval', 3600)
+        if not interval:
+            return []
+        moves = self.telemetry_store.moves_since(now - interval)
+        if not moves:
+            return []
+        by_host = collections.defaultdict(list)
+        for inst in view.instances:
+            by_host[inst.host].append(inst)
+        first_move = {}
+        for move in moves:
+            for co in by_host.get(move.dest_host, ()):
+                first_move.setdefault(co.uuid, move.moved_at)
+        classes_before = {}
+        for uuid, moved_at in first_move.items():
+            before = [s for s in self.telemetry_store.instance_history(
+                uuid, since=moved_at - interval)
+                if s.timestamp <= moved_at and s.merlin_class]
+            if before:
+                classes_before[uuid] = before[-1].merlin_class
+        return arbitration.hurt_corunners(
+            view, [arbitration.Move(m.uuid, m.source_host, m.dest_host,
+                                    m.moved_at) for m in moves],
+            classes_before)
+
+    def build_view(self, now):
+        params = self.parameters()
+        freshness = float(self._param('freshness', 120))
+        reports = self.telemetry_store.latest_reports(now=now)
+        last_moved = {}
+        if params.cooldown_s > 0:
+            for move in self.telemetry_store.moves_since(
+                    now - params.cooldown_s):
+                last_moved[move.uuid] = max(move.moved_at,
+                                            last_moved.get(move.uuid, 0))
+        return view_mod.build_view(self.compute_model, reports, now,
+                                   freshness, last_moved)
+
+    def _fail(self, audit, message):
+        """Fail the audit with ``message`` in its status_message."""
+        LOG.error(message)
+        if audit is not None:
+            audit.status_message = message[:255]
+            try:
+                audit.save()
+            except Exception:  # the audit row is best effort here
+                LOG.warning('could not record the reason on audit %s',
+                            getattr(audit, 'uuid', '?'))
+        raise TelemetryMissing(message=message)
+
+    def do_execute(self, audit=None):
+        now = self.clock()
+        params = self.parameters()
+        try:
+            self.built = built = self.build_view(now)
+        except exception.WatcherException:
+            raise
+        except Exception as exc:
+            url = getattr(self.config, 'connection', None)
+            try:
+                url = sa_url.make_url(url).render_as_string(
+                    hide_password=True)
+            except Exception:
+                url = '(unparsable URL)'
+            self._fail(audit, '%s cannot read the telemetry store %s: %s: '
+                       '%s' % (self.get_name(), url, type(exc).__name__,
+                               exc))
+        max_missing = float(self._param('max_missing_ratio', 0.2))
+        if built.missing_ratio > max_missing:
+            message = ('%s proposes nothing: %d of %d instances in scope '
+                       '(%.0f %%) have no fresh telemetry, more than '
+                       'max_missing_ratio %.0f %%; check that '
+                       'contention-agent runs on every compute host and '
+                       'contention-collector writes to the store'
+                       % (self.get_name(), built.missing, built.in_scope,
+                          100 * built.missing_ratio, 100 * max_missing))
+            self._fail(audit, message)
+        hurt = self._repercussions(built.view, now)
+        self.plan = type(self).algorithm(built.view, params, hurt=hurt)
+        for action in self.plan.actions:
+            self._add_action(action)
+
+    def _solution_add(self, action_type, resource_id, input_parameters):
+        """solution.add_action without its quadratic duplicate search.
+
+        DefaultSolution.add_action compares each new action with every
+        earlier one (seconds for thousands of re-pins); the core never
+        proposes the same action twice, so append directly when the
+        solution is Watcher's default one.
+        """
+        actions = getattr(self.solution, '_actions', None)
+        if not isinstance(self.solution, default_solution.DefaultSolution) \
+                or not isinstance(actions, list):
+            self.solution.add_action(action_type=action_type,
+                                     resource_id=resource_id,
+                                     input_parameters=input_parameters)
+            return
+        params = dict(input_parameters)
+        params['resource_id'] = resource_id
+        actions.append({'action_type': action_type,
+                        'input_parameters': params})
+
+    def _leg_cpus(self, host, socket):
+        if socket is None:
+            return None
+        return self.built.socket_cpus.get(host, {}).get(socket)
+
+    def _add_action(self, action):
+        if isinstance(action, cluster.Swap):
+            first, second = action.first, action.second
+            params = {
+                'migration_type': 'live',
+                'source_node': first.source_host,
+                'destination_node': first.dest_host,
+                'partner_id': second.instance,
+                'partner_source_node': second.source_host,
+                'partner_destination_node': second.dest_host,
+            }
+            if type(self).algorithm is swap.numa_aware:
+                params['destination_cpus'] = self._leg_cpus(
+                    first.dest_host, first.dest_socket)
+                params['partner_destination_cpus'] = self._leg_cpus(
+                    second.dest_host, second.dest_socket)
+            self._solution_add(SWAP_ACTION, first.instance, params)
+        elif isinstance(action, cluster.Migrate):
+            self._solution_add(
+                action_type=self.MIGRATION, resource_id=action.instance,
+                input_parameters={'migration_type': 'live',
+                                  'source_node': action.source_host,
+                                  'destination_node': action.dest_host,
+                                  'resource_name': action.instance})
+            if (type(self).algorithm is swap.numa_aware
+                    and action.dest_socket is not None):
+                # Nova chooses the cells; the agent then moves the
+                # instance and its memory to the planned socket.
+                self._add_action(cluster.Repin(
+                    action.instance, action.dest_host, action.dest_socket,
+                    move_memory=True))
+        elif isinstance(action, cluster.Repin):
+            params = {'host': action.host, 'socket': action.dest_socket,
+                      'move_memory': bool(action.move_memory)}
+            nodes = self.built.socket_nodes.get(action.host, {}).get(
+                action.dest_socket, ())
+            if len(nodes) == 1:
+                params['node'] = nodes[0]
+            else:
+                params['cpus'] = self._leg_cpus(action.host,
+                                                action.dest_socket)
+            self._solution_add(REPIN_ACTION, action.instance, params)
+        else:
+            raise TypeError('%s cannot run %r' % (self.get_name(), action))
+
+    def skipped_summary(self):
+        """Every skip (the core's and the view's) counted by reason."""
+        plan = self.plan
+        seen = set()
+        entries = []
+        for item in plan.skipped:
+            seen.add(item.subject)
+            entries.append(item)
+        for host in self.built.view.hosts:
+            if not host.enabled and host.name not in seen:
+                entries.append(cluster.Skipped(
+                    host.name, 'host_disabled: %s' % host.skip_reason))
+        for inst in self.built.view.instances:
+            if not inst.movable and inst.uuid not in seen:
+                entries.append(cluster.Skipped(
+                    inst.uuid, 'not_movable: %s' % inst.skip_reason))
+        counts = collections.Counter(category(e.reason) for e in entries)
+        return entries, counts
+
+    def post_execute(self):
+        plan = self.plan
+        ind = plan.indicators
+        self.solution.set_efficacy_indicators(
+            instances_count=int(ind['instances']),
+            instance_migrations_count=int(ind['migrations']),
+            swaps_count=int(ind['swaps']),
+            repins_count=int(ind['repins']),
+            llc_miss_spread_before=float(ind['spread_before']),
+            llc_miss_spread_after=float(ind['spread_after']),
+            predicted_gain=float(ind['predicted_gain']),
+            memory_to_migrate=float(ind['memory_to_migrate_gb']),
+        )
+        entries, counts = self.skipped_summary()
+        for entry in entries:
+            LOG.info('%s skipped %s: %s', self.get_name(), entry.subject,
+                     entry.reason)
+        summary = '%d action(s)' % len(self.solution.actions)
+        if plan.reason:
+            summary += '; %s' % plan.reason
+        if counts:
+            summary += '; skipped: ' + ', '.join(
+                '%d %s' % (n, r) for r, n in sorted(counts.items()))
+        # The contention_sequential planner writes this to the action
+        # plan's status_message, where the CLI and Horizon show it.
+        self.solution.contention_summary = summary
+        LOG.info('%s: %s', self.get_name(), summary)
+
+
+class CacheAwareSwap(ContentionSwapBase):
+    """Cache-aware swap (Ahn et al. Algorithm 1, Merlin arbitration).
+
+    Re-pins each host's instances so its sockets have even LLC misses,
+    then swaps the instance with the most misses on the most loaded host
+    with one with few misses on the least loaded host, while they differ
+    by more than the threshold.
+    """
+
+    algorithm = staticmethod(swap.cache_aware)
+    has_local_phase = True
+
+    @classmethod
+    def get_name(cls):
+        return 'cache_aware_swap'
+
+    @classmethod
+    def get_display_name(cls):
+        return 'Cache-aware swap'
+
+    @classmethod
+    def get_translatable_display_name(cls):
+        return 'Cache-aware swap'
+
+
+class NumaAwareSwap(ContentionSwapBase):
+    """NUMA-aware swap (Ahn et al. Algorithm 2, Merlin arbitration).
+
+    Swaps instances, with their memory, between the sockets with the most
+    and fewest LLC misses across the cloud, keeping NUMA affinity.
+    """
+
+    algorithm = staticmethod(swap.numa_aware)
+
+    @classmethod
+    def get_name(cls):
+        return 'numa_aware_swap'
+
+    @classmethod
+    def get_display_name(cls):
+        return 'NUMA-aware swap'
+
+    @classmethod
+    def get_translatable_display_name(cls):
+        return 'NUMA-aware swap'
