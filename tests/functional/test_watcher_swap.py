@@ -9,26 +9,8 @@ emulated instances.
 import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
 
 import os
-import sys
 import tempfile
 import time
-import types
-
-try:
-    import werkzeug.serving  # noqa: F401
-except ImportError:
-    # Watcher's emulators import werkzeug only for their standalone
-    # ``main()`` (serving.run_simple), which the in-process harness never
-    # calls; werkzeug is not in our requirements, so stand in for it.
-    _werkzeug = types.ModuleType('werkzeug')
-    _serving = types.ModuleType('werkzeug.serving')
-
-    def _run_simple(*args, **kwargs):
-        raise RuntimeError('werkzeug is not installed')
-    _serving.run_simple = _run_simple
-    _werkzeug.serving = _serving
-    sys.modules.setdefault('werkzeug', _werkzeug)
-    sys.modules.setdefault('werkzeug.serving', _serving)
 
 import oslo_messaging
 import requests
