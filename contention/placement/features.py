@@ -178,3 +178,39 @@ def cells_from_report(report):
             ic_level=ov.ic if ov else None,
             remote_level=ov.remote if ov else None)
     return cells
+
+
+def choose_profile(hint=None, extra_spec=None, image_profile=None, vcpus=1,
+                   memory_mib=1024):
+    """The instance profile by precedence, and the problems met on the way.
+
+    Hint (scheduler hint ``contention_profile``) > flavor extra spec
+    (``contention:profile``) > the store's profile of the image (any object
+    with ``mpki``, ``mf``, ``ipc``) > :data:`NEUTRAL_PROFILE`. A malformed
+    hint or extra spec is skipped and reported in the returned list (the
+    caller logs it), never an error.
+
+    :returns: (InstanceProfile, [problem strings])
+    """
+    problems = []
+    for source, text in (('hint', hint), ('flavor', extra_spec)):
+        if text is None:
+            continue
+        try:
+            return parse_profile(text, vcpus=vcpus, memory_mib=memory_mib,
+                                 source=source), problems
+        except ValueError as exc:
+            problems.append('%s ignored: %s' % (
+                'scheduler hint contention_profile' if source == 'hint'
+                else 'flavor extra spec contention:profile', exc))
+    if image_profile is not None and None not in (
+            image_profile.mpki, image_profile.mf, image_profile.ipc):
+        try:
+            return InstanceProfile(
+                mpki=image_profile.mpki, mf=image_profile.mf,
+                ipc=image_profile.ipc, vcpus=vcpus, memory_mib=memory_mib,
+                source='image'), problems
+        except ValueError as exc:
+            problems.append('image profile ignored: %s' % exc)
+    return dataclasses.replace(NEUTRAL_PROFILE, vcpus=vcpus,
+                               memory_mib=memory_mib), problems
