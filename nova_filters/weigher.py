@@ -67,7 +67,7 @@ class ContentionWeigher(weights.BaseHostWeigher):
     def _weigh_object(self, host_state, weight_properties):
         # Only used if someone calls the per-object path directly.
         return self.weigh_objects(
-            [weights.WeighedObject(host_state, 0.0)], weight_properties)[0]
+            [weights.WeighedHost(host_state, 0.0)], weight_properties)[0]
 
     def weigh_objects(self, weighed_obj_list, spec_obj):
         group = CONF.contention
