@@ -15,6 +15,7 @@ from nova import conf as nova_conf
 from nova.scheduler import filters
 from oslo_log import log as logging
 
+from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service
 
@@ -67,7 +68,8 @@ class ContentionFilter(filters.BaseHostFilter):
                 return False
             return True
         cells = svc.cells(report)
-        nodes = svc.landing.nodes(host_state, spec_obj, cells)
+        nodes = svc.landing.nodes(
+            host_state, landing.requested_topology(spec_obj), cells)
         if not nodes:
             return True      # NUMATopologyFilter decides whether it fits
         hot = saturated_nodes(cells, nodes, group.filter_mpki_threshold,

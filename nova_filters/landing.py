@@ -44,8 +44,27 @@ def _cell_signature(cell):
             pages)
 
 
+_MEMO = '_contention_landing_signature'
+
+
 def host_signature(numa_topology):
-    return tuple(_cell_signature(c) for c in numa_topology.cells)
+    """The usage signature of a host's NUMATopology, memoised on it.
+
+    Nova never changes a HostState's NUMATopology in place: both places
+    that update it (``update_from_compute_node`` and
+    ``consume_from_request``) assign a new object, so the signature of an
+    object can be kept on the object.
+    """
+    signature = numa_topology.__dict__.get(_MEMO)
+    if signature is None:
+        signature = tuple(_cell_signature(c) for c in numa_topology.cells)
+        numa_topology.__dict__[_MEMO] = signature
+    return signature
+
+
+def requested_topology(spec_obj):
+    """The request's InstanceNUMATopology, or None."""
+    return _opt(spec_obj, 'numa_topology')
 
 
 def request_signature(instance_topology):
@@ -67,12 +86,12 @@ class LandingPredictor:
         self.nova_calls = 0
         self.skipped = 0
 
-    def nodes(self, host_state, spec_obj, cell_states):
+    def nodes(self, host_state, requested, cell_states):
         """Host NUMA node ids the instance lands on, or None if it fits none.
 
+        :param requested: the request's InstanceNUMATopology, or None.
         :param cell_states: {node id: CellState} from the host's report.
         """
-        requested = _opt(spec_obj, 'numa_topology')
         host_topology = host_state.numa_topology
         if not requested or not host_topology:
             return tuple(sorted(cell_states))
@@ -82,11 +101,10 @@ class LandingPredictor:
                 s == states[0] for s in states):
             self.skipped += 1
             return tuple(sorted(cell_states))[:wanted]
-        return self.nova_nodes(host_state, spec_obj)
+        return self.nova_nodes(host_state, requested)
 
-    def nova_nodes(self, host_state, spec_obj):
+    def nova_nodes(self, host_state, requested):
         """What ``numa_fit_instance_to_host`` chooses, through the cache."""
-        requested = spec_obj.numa_topology
         key = (host_signature(host_state.numa_topology),
                request_signature(requested),
                host_state.cpu_allocation_ratio,

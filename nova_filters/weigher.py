@@ -24,6 +24,7 @@ from oslo_log import log as logging
 
 from contention.placement import features
 from contention.placement import scoring
+from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service
 
@@ -37,6 +38,7 @@ AGGREGATE_KEY = 'contention_weight_multiplier'
 def landing_states(svc, host_states, spec_obj, reports):
     """{host: CellState or the reason there is none}."""
     states = {}
+    requested = landing.requested_topology(spec_obj)
     for host_state in host_states:
         name = host_state.host
         report = reports.get(name)
@@ -44,11 +46,11 @@ def landing_states(svc, host_states, spec_obj, reports):
             states[name] = 'no fresh telemetry'
             continue
         cells = svc.cells(report)
-        nodes = svc.landing.nodes(host_state, spec_obj, cells)
+        nodes = svc.landing.nodes(host_state, requested, cells)
         if not nodes or any(n not in cells for n in nodes):
             states[name] = 'no landing cell known'
             continue
-        states[name] = features.merge_cells(cells[n] for n in nodes)
+        states[name] = svc.landing_state(report, cells, nodes)
     return states
 
 

@@ -55,31 +55,41 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
                 neutral=DEFAULT_NEUTRAL):
     """{host: HostScore} with one batched prediction.
 
+    Hosts whose landing cells are in the same state share one row of the
+    batch (idle hosts of one hardware type usually do).
+
     :param model: an InterferenceModel, or None (every host neutral).
     :param profile: the arriving instance's InstanceProfile.
     :param cells: {host: CellState of its landing cell(s), or a string
         saying why there is none (e.g. 'no fresh telemetry')}.
     """
     result = {}
-    rows, hosts = [], []
+    rows, row_of, judged = [], {}, []
     for host, cell in cells.items():
         if isinstance(cell, features.CellState):
             if model is None:
                 result[host] = HostScore(host, neutral,
                                          neutral_reason='no model')
                 continue
-            rows.append(features.feature_row(profile, cell))
-            hosts.append(host)
+            index = row_of.get(cell)
+            if index is None:
+                index = row_of[cell] = len(rows)
+                rows.append(features.feature_row(profile, cell))
+            judged.append((host, index))
         else:
             result[host] = HostScore(host, neutral,
                                      neutral_reason=str(cell or 'unknown'))
     if rows:
         predictions = model.predict(np.asarray(rows, float))
-        for host, (perf, slow) in zip(hosts, predictions):
-            result[host] = HostScore(host, combine(perf, slow,
-                                                   corunner_weight),
-                                     performance=float(perf),
-                                     slowdown=float(slow))
+        w = corunner_weight
+        combined = np.clip((1.0 - w) * predictions[:, 0]
+                           + w * (1.0 - predictions[:, 1]), 0.0, 1.0)
+        perf = predictions[:, 0].tolist()
+        slow = predictions[:, 1].tolist()
+        combined = combined.tolist()
+        for host, i in judged:
+            result[host] = HostScore(host, combined[i], performance=perf[i],
+                                     slowdown=slow[i])
     return result
 
 

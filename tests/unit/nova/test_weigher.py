@@ -249,7 +249,8 @@ class TestLanding(ContentionTestBase):
             if len(spec.numa_topology.cells) == 2 and spec.flavor.vcpus == 1:
                 continue
             expected = landing.nova_fit(host, spec.numa_topology)
-            self.assertEqual(expected, predictor.nova_nodes(host, spec))
+            self.assertEqual(expected, predictor.nova_nodes(
+                host, spec.numa_topology))
             checked += 1
         self.assertGreater(predictor.hits, 0)
         self.assertLess(predictor.nova_calls, checked)
@@ -258,8 +259,8 @@ class TestLanding(ContentionTestBase):
         host = self.hosts('h')[0]
         host.numa_topology = numa_host_topology((3, 1))
         states = {0: 'a', 1: 'b'}
-        nodes = landing.LandingPredictor().nodes(host, request(numa_cells=1),
-                                                 states)
+        nodes = landing.LandingPredictor().nodes(
+            host, request(numa_cells=1).numa_topology, states)
         self.assertEqual((1,), nodes)
 
     def test_no_call_when_it_cannot_matter(self):
@@ -267,9 +268,9 @@ class TestLanding(ContentionTestBase):
         host.numa_topology = numa_host_topology((3, 1))
         predictor = landing.LandingPredictor()
         self.assertEqual((0,), predictor.nodes(
-            host, request(numa_cells=1), {0: 'same', 1: 'same'}))
-        self.assertEqual((0, 1), predictor.nodes(host, request(),
-                                                 {0: 'a', 1: 'b'}))
+            host, request(numa_cells=1).numa_topology,
+            {0: 'same', 1: 'same'}))
+        self.assertEqual((0, 1), predictor.nodes(host, None, {0: 'a', 1: 'b'}))
         self.assertEqual(0, predictor.nova_calls)
         self.assertEqual(1, predictor.skipped)
 
