@@ -16,11 +16,14 @@ import time
 
 import fixtures
 import nova
+from nova.tests.fixtures import libvirt as fakelibvirt
 from nova.tests.functional import integrated_helpers
+from nova.tests.functional.libvirt import base
 
 from contention import report
 from contention.placement import persist
 from contention.store import api as store_api
+import nova_filters
 from nova_filters import opts
 from tests.functional import services
 from tests.unit.placement import test_models
@@ -117,3 +120,68 @@ class TestContentionWeigherInNova(integrated_helpers._IntegratedTestBase):
         hosts = {self._create_server(flavor_id=self.flavor, networks='none')[
             'OS-EXT-SRV-ATTR:host'] for _ in range(2)}
         self.assertEqual({'host1', 'host2'}, hosts)
+
+
+class TestContentionWeigherNUMA(base.ServersTestBase):
+    """hw:numa_nodes=1 on fake-libvirt hosts with two NUMA cells.
+
+    On an empty host Nova puts a one-cell instance on cell 0. The weigher
+    must score the cell Nova will use, not the host's best cell: a host
+    whose cell 1 is idle but whose cell 0 is saturated loses to a host
+    that is lightly loaded on both cells, and wins when the idle cell is
+    cell 0.
+    """
+
+    ADDITIONAL_FILTERS = ['NUMATopologyFilter']
+    microversion = 'latest'
+    ADMIN_API = True
+
+    def setUp(self):
+        opts.register_opts(nova.conf.CONF)
+        self.db = self.useFixture(services.PostgresDatabase())
+        self.store = store_api.open_store(self.db.url)
+        self.store.upgrade()
+        self.addCleanup(self.store.dispose)
+        tmp = self.useFixture(fixtures.TempDir()).path
+        model = os.path.join(tmp, 'model.skops')
+        persist.save(test_models.trained_bundle(), model)
+        self.flags(api_paste_config=api_paste_config(), group='wsgi')
+        self.flags(weight_classes=[
+            'nova.scheduler.weights.all_weighers',
+            'nova_filters.ContentionWeigher'], group='filter_scheduler')
+        self.flags(model_path=model, store_connection=self.db.url,
+                   store_cache_ttl=0, weight_multiplier=10.0,
+                   group='contention')
+        from nova_filters import service
+        service.reset_service()
+        self.addCleanup(service.reset_service)
+        super().setUp()
+        for name in ('host1', 'host2'):
+            self.start_compute(hostname=name, host_info=fakelibvirt.HostInfo(
+                cpu_nodes=2, cpu_sockets=1, cpu_cores=4, cpu_threads=1,
+                kB_mem=16 * 1024 * 1024))
+        self.flavor = self._create_flavor(vcpu=2, memory_mb=1024, extra_spec={
+            'hw:numa_nodes': '1', 'contention:profile': HEAVY})
+
+    def report(self, host, cell0, cell1):
+        return store_reports.host_report(host, time.time(), (), nodes=(
+            node(0, cell0, 2 if cell0 else 0),
+            node(1, cell1, 2 if cell1 else 0)))
+
+    def test_landing_cell_decides(self):
+        # host1's best cell (1, idle) beats host2's (lightly loaded), but
+        # Nova would land the instance on host1's cell 0, which is saturated.
+        self.store.ingest([self.report('host1', 150, 0),
+                           self.report('host2', 5, 5)])
+        server = self._create_server(flavor_id=self.flavor, networks='none')
+        self.assertEqual('host2', server['OS-EXT-SRV-ATTR:host'])
+        weigher = [w for w in self.scheduler.manager.host_manager.weighers
+                   if isinstance(w, nova_filters.ContentionWeigher)][0]
+        scores = weigher.last_scores
+        self.assertLess(scores['host1'].score, scores['host2'].score)
+
+    def test_calm_landing_cell_wins(self):
+        self.store.ingest([self.report('host1', 0, 150),
+                           self.report('host2', 5, 5)])
+        server = self._create_server(flavor_id=self.flavor, networks='none')
+        self.assertEqual('host1', server['OS-EXT-SRV-ATTR:host'])
