@@ -20,6 +20,7 @@ can matter and only once per distinct question:
 """
 
 import collections
+import threading
 
 from nova import conf as nova_conf
 from nova import objects
@@ -82,6 +83,7 @@ class LandingPredictor:
     def __init__(self, cache_size=20000):
         self.cache_size = cache_size
         self._cache = collections.OrderedDict()
+        self._lock = threading.Lock()
         self.hits = 0
         self.nova_calls = 0
         self.skipped = 0
@@ -110,16 +112,18 @@ class LandingPredictor:
                host_state.cpu_allocation_ratio,
                host_state.ram_allocation_ratio,
                CONF.compute.packing_host_numa_cells_allocation_strategy)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            self.hits += 1
-            return self._cache[key]
-        self.nova_calls += 1
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                self.hits += 1
+                return self._cache[key]
+            self.nova_calls += 1
         result = nova_fit(host_state, requested)
         if self.cache_size:
-            self._cache[key] = result
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+            with self._lock:
+                self._cache[key] = result
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
         return result
 
 

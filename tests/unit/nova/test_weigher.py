@@ -135,6 +135,24 @@ class TestContentionWeigher(ContentionTestBase):
         # fixed 0-1 scale: the normalised weight is the raw score
         self.assertAlmostEqual(scores['calm'].score, ranked[0][1], 5)
 
+    def test_one_store_read_and_one_prediction_per_request(self):
+        self.save_model()
+        self.seed()
+        svc = service.get_service(nova_conf.CONF)
+        bundle = svc.model()
+        reads = []
+        real_read = svc._get_reader().store.latest_reports
+        self.patch(svc._get_reader().store, 'latest_reports',
+                   lambda *a, **k: reads.append(1) or real_read(*a, **k))
+        predictions = []
+        real_predict = bundle.interference.predict
+        self.patch(bundle.interference, 'predict',
+                   lambda X: predictions.append(len(X)) or real_predict(X))
+        hosts = self.hosts('busy', 'calm', 'other')
+        self.weigh(hosts, request())
+        self.assertEqual(1, len(reads))
+        self.assertEqual([2], predictions)     # 'other' has no telemetry
+
     def test_neutral_without_model_logs_once(self):
         self.seed()
         log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
