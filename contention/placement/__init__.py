@@ -10,7 +10,8 @@
 * :mod:`.datasets` builds training sets from the store or the simulator;
 * :mod:`.persist` saves and loads models without executing code;
 * :mod:`.scoring` is the scoring core the Nova weigher and the simulator
-  policy share; :mod:`.advise` is the paper's section 7 use case.
+  policy (:mod:`.policy`, ``contention_weigher``) share; :mod:`.advise` is
+  the paper's section 7 use case; :mod:`.cmd` is ``contention-train``.
 
 Everything here is pure: no Nova, no Watcher.
 """
