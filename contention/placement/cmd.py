@@ -1,0 +1,221 @@
+"""``contention-train``: train, evaluate and use the placement model.
+
+::
+
+    contention-train --from-store URL --out MODEL
+    contention-train --from-sim SCENARIO --out MODEL
+    contention-train evaluate --model MODEL (--from-sim S | --from-store URL) [--json]
+    contention-train advise --model MODEL --profile mpki=20,mf=0.8,ipc=0.6 \\
+        --vcpus 8 --target 0.9 [--nodes 4 --cores-per-node 12 \\
+        --threads-per-core 2 | --topology HOST.json] [--json]
+
+Training prints the per-workload leave-one-out mean absolute error and
+writes it into the model file. Exit status: 0 done, 1 bad input (message
+on stderr), 2 usage.
+"""
+
+import argparse
+import collections
+import json
+import sys
+import time
+
+import numpy as np
+
+from contention.placement import advise as advise_mod
+from contention.placement import datasets
+from contention.placement import features
+from contention.placement import important
+from contention.placement import machine
+from contention.placement import models
+from contention.placement import persist
+from contention.topology import HostTopology
+
+COMMANDS = ('train', 'evaluate', 'advise')
+
+
+def _add_source(parser, required=True):
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument('--from-store', metavar='URL',
+                       help='SQLAlchemy URL of the telemetry store')
+    group.add_argument('--from-sim', metavar='SCENARIO',
+                       help='simulator scenario (needs contention.sim)')
+    parser.add_argument('--since', type=float, default=None,
+                        help='only store history newer than this many '
+                             'seconds')
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog='contention-train',
+        description='Train, evaluate and use the placement model.')
+    sub = parser.add_subparsers(dest='command')
+    train = sub.add_parser('train', help='train a model (the default)')
+    _add_source(train)
+    train.add_argument('--out', required=True, metavar='MODEL')
+    train.add_argument('--estimators', type=int, default=60)
+    train.add_argument('--min-samples', type=int, default=3,
+                       help='drop store workloads with fewer samples')
+    train.add_argument('--json', action='store_true')
+    ev = sub.add_parser('evaluate', help='error of a model on a data set')
+    ev.add_argument('--model', required=True)
+    _add_source(ev)
+    ev.add_argument('--json', action='store_true')
+    adv = sub.add_parser('advise', help='hw:numa_nodes for a profile '
+                                        '(paper section 7)')
+    adv.add_argument('--model', required=True)
+    adv.add_argument('--profile', required=True,
+                     help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>')
+    adv.add_argument('--vcpus', type=int, required=True)
+    adv.add_argument('--memory-mib', type=int, default=4096)
+    adv.add_argument('--target', type=float, default=0.9)
+    adv.add_argument('--topology', metavar='FILE',
+                     help='HostTopology JSON (e.g. from a host report)')
+    adv.add_argument('--nodes', type=int, default=2)
+    adv.add_argument('--cores-per-node', type=int, default=16)
+    adv.add_argument('--threads-per-core', type=int, default=2)
+    adv.add_argument('--json', action='store_true')
+    return parser
+
+
+def _interference_data(args):
+    """(Dataset, simulator parts or None) from the chosen source."""
+    if args.from_sim:
+        topology, workloads, source = datasets.simulator_source(
+            args.from_sim)
+        data = datasets.interference_dataset(
+            source, topology, workloads, label='sim:%s' % args.from_sim)
+        return data, (topology, workloads, source)
+    from contention.store import api
+    store = api.open_store(args.from_store)
+    try:
+        since = None if args.since is None else time.time() - args.since
+        data = datasets.from_store(store, since=since,
+                                   min_samples=getattr(args, 'min_samples',
+                                                       1))
+    finally:
+        store.dispose()
+    return data, None
+
+
+def train(args, out):
+    data, sim = _interference_data(args)
+    if len(data.workloads) < 2:
+        raise ValueError('%s holds %d workload(s) with usable samples; '
+                         'at least 2 are needed to train and cross-validate'
+                         % (data.source, len(data.workloads)))
+    model = models.InterferenceModel(n_estimators=args.estimators)
+    cv = model.cross_validate(data.X, data.Y, data.groups)
+    model.fit(data.X, data.Y, data.groups)
+    summary = dict(data.summary(), trained_at=time.time())
+    pv = None
+    if sim is not None:
+        topology, workloads, source = sim
+        vcpus = collections.Counter(
+            w.profile.vcpus for w in workloads).most_common(1)[0][0]
+        placements = important.important_placements(topology, vcpus)
+        sized = [w for w in workloads if w.profile.vcpus == vcpus]
+        if len(placements) >= 2 and len(sized) >= 2:
+            vectors, groups = datasets.placement_vector_dataset(
+                source, topology, sized, placements)
+            pv = models.PlacementVectorModel().fit(
+                vectors, groups, datasets.placement_labels(placements))
+            summary['placement_vector_vcpus'] = vcpus
+    bundle = persist.ModelBundle(interference=model, placement_vector=pv,
+                                 summary=summary)
+    persist.save(bundle, args.out)
+    result = {'model': args.out, 'summary': summary,
+              'cv_mae': cv.mae, 'cv_per_output': cv.per_output,
+              'cv_per_workload': cv.per_workload,
+              'placement_vector_cv_mae': pv.cv_.mae if pv else None}
+    if args.json:
+        out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
+    else:
+        out.write('trained on %(samples)d samples of %(workloads)d '
+                  'workloads from %(source)s\n' % summary)
+        out.write('leave-one-workload-out MAE: %.4f (performance %.4f, '
+                  'co-runner slowdown %.4f)\n'
+                  % (cv.mae, cv.per_output['performance'],
+                     cv.per_output['corunner_slowdown']))
+        if pv is not None:
+            out.write('placement-vector model: inputs %s, MAE %.4f\n'
+                      % ([pv.placements_[i] for i in pv.inputs_],
+                         pv.cv_.mae))
+        out.write('wrote %s\n' % args.out)
+    return 0
+
+
+def evaluate(args, out):
+    bundle = persist.load(args.model)
+    data, _ = _interference_data(args)
+    if not len(data.X):
+        raise ValueError('%s holds no usable samples' % data.source)
+    pred = bundle.interference.predict(data.X)
+    errors = np.abs(pred - data.Y)
+    result = {'model': args.model, 'source': data.source,
+              'samples': int(len(data.X)), 'mae': float(errors.mean()),
+              'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
+                                 enumerate(features.TARGET_NAMES)},
+              'trained_cv_mae': bundle.cv_mae}
+    if args.json:
+        out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
+    else:
+        out.write('MAE %.4f on %d samples from %s (cross-validated at '
+                  'training: %s)\n' % (result['mae'], result['samples'],
+                                       data.source, bundle.cv_mae))
+    return 0
+
+
+def _topology(args):
+    if args.topology:
+        with open(args.topology) as f:
+            data = json.load(f)
+        return HostTopology.from_dict(data.get('topology', data))
+    return machine.regular_topology(
+        nodes=args.nodes, cores_per_node=args.cores_per_node,
+        threads_per_core=args.threads_per_core)
+
+
+def advise(args, out):
+    bundle = persist.load(args.model)
+    profile = features.parse_profile(args.profile, vcpus=args.vcpus,
+                                     memory_mib=args.memory_mib,
+                                     source='cli')
+    result = advise_mod.advise(bundle.interference, profile, _topology(args),
+                               target=args.target)
+    if args.json:
+        out.write(json.dumps(result.to_dict(), indent=2, sort_keys=True)
+                  + '\n')
+        return 0
+    out.write('hw:numa_nodes  instances/host  worst perf  alone\n')
+    for o in result.options:
+        out.write('%13d  %14d  %10.3f  %5.3f\n'
+                  % (o.numa_nodes, o.instances, o.performance, o.alone))
+    if result.best is None:
+        out.write('no hw:numa_nodes value meets the target %.2f\n'
+                  % args.target)
+    else:
+        out.write('recommended: hw:numa_nodes=%d (%d instances per host '
+                  'at >= %.2f)\n' % (result.best.numa_nodes,
+                                     result.best.instances, args.target))
+    return 0
+
+
+def main(argv=None, out=None, err=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not argv or argv[0] not in COMMANDS + ('-h', '--help'):
+        argv.insert(0, 'train')
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {'train': train, 'evaluate': evaluate, 'advise': advise}
+    try:
+        return handler[args.command](args, out)
+    except (ValueError, OSError, datasets.SimulatorUnavailable) as exc:
+        err.write('contention-train %s: %s\n' % (args.command, exc))
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

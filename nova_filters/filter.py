@@ -1,0 +1,82 @@
+"""``nova_filters.ContentionFilter``: keep sensitive instances off
+saturated NUMA cells.
+
+An instance whose flavor has ``contention:sensitive=true`` does not land
+on a host whose landing cell(s) (as the weigher predicts them) are
+saturated: a node's summed L3 MPKI above ``[contention]
+filter_mpki_threshold`` (Merlin's node trigger) or its summed Liu & Li
+overhead level above ``filter_overhead_threshold``. Only fresh telemetry
+counts; hosts without it pass unless ``filter_fail_closed`` is set. Other
+instances, and moves while ``apply_to_moves`` is off, pass everywhere.
+The store is read once per request (``filter_all``), not once per host.
+"""
+
+from nova import conf as nova_conf
+from nova.scheduler import filters
+from oslo_log import log as logging
+
+from nova_filters import landing
+from nova_filters import opts
+from nova_filters import service
+
+LOG = logging.getLogger(__name__)
+CONF = nova_conf.CONF
+opts.register_opts(CONF)
+
+
+def saturated_nodes(cells, nodes, mpki_threshold, overhead_threshold):
+    """The landing nodes over either threshold."""
+    result = []
+    for node in nodes:
+        cell = cells.get(node)
+        if cell is None:
+            continue
+        levels = (cell.llc_level, cell.mc_level, cell.ic_level,
+                  cell.remote_level)
+        overhead = (None if any(v is None for v in levels)
+                    else sum(levels))
+        if cell.co_mpki_sum > mpki_threshold or (
+                overhead is not None and overhead > overhead_threshold):
+            result.append(node)
+    return result
+
+
+class ContentionFilter(filters.BaseHostFilter):
+
+    RUN_ON_REBUILD = False
+
+    def filter_all(self, filter_obj_list, spec_obj):
+        hosts = list(filter_obj_list)
+        group = CONF.contention
+        if not service.is_sensitive(spec_obj) or (
+                service.is_move(spec_obj) and not group.apply_to_moves):
+            return iter(hosts)
+        svc = service.get_service(CONF)
+        reports = svc.fresh_reports([h.host for h in hosts])
+        return iter([h for h in hosts
+                     if self._passes(svc, h, spec_obj, reports, group)])
+
+    def host_passes(self, host_state, spec_obj):
+        return bool(list(self.filter_all([host_state], spec_obj)))
+
+    def _passes(self, svc, host_state, spec_obj, reports, group):
+        report = reports.get(host_state.host)
+        if report is None:
+            if group.filter_fail_closed:
+                LOG.debug('%s has no fresh contention telemetry; rejected '
+                          '(filter_fail_closed)', host_state.host)
+                return False
+            return True
+        cells = svc.cells(report)
+        nodes = svc.landing.nodes(
+            host_state, landing.requested_topology(spec_obj), cells)
+        if not nodes:
+            return True      # NUMATopologyFilter decides whether it fits
+        hot = saturated_nodes(cells, nodes, group.filter_mpki_threshold,
+                              group.filter_overhead_threshold)
+        if hot:
+            LOG.debug('%s: landing NUMA node(s) %s saturated; rejected for '
+                      'a contention:sensitive instance', host_state.host,
+                      hot)
+            return False
+        return True

@@ -1,0 +1,204 @@
+"""What the weigher and the filter share in one scheduler process.
+
+* the model, loaded once and reloaded when its file changes (a missing or
+  invalid file logs one error per file version and leaves the weigher
+  neutral);
+* the telemetry store behind a :class:`~contention.store.api.CachedReader`
+  (one read per TTL, whatever the number of hosts or requests);
+* the instance profile of a request (hint > flavor > image > prior);
+* the landing cell(s) of a request on a host (:class:`LandingPredictor`).
+
+Everything Nova-specific is here and in the two plugin modules; the
+scoring itself is :mod:`contention.placement.scoring`.
+"""
+
+import collections
+import os
+import threading
+import time
+
+from oslo_log import log as logging
+from oslo_utils import strutils
+
+from contention.placement import features
+from contention.placement import persist
+from contention.store import api as store_api
+from nova_filters import landing
+
+LOG = logging.getLogger(__name__)
+
+HINT = 'contention_profile'
+PROFILE_SPEC = 'contention:profile'
+SENSITIVE_SPEC = 'contention:sensitive'
+
+
+class ContentionService:
+    """Per-process state of the plugins; see the module doc."""
+
+    def __init__(self, conf, clock=time.monotonic):
+        self.conf = conf
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._model = None
+        self._model_stamp = None
+        self._failed_stamp = None
+        self._reader = None
+        self._store_error_logged = False
+        self._image_cache = {}
+        self._cells_cache = collections.OrderedDict()
+        self.landing = landing.LandingPredictor(
+            cache_size=conf.contention.landing_cache_size)
+
+    # -- model ----------------------------------------------------------
+
+    def model(self):
+        """The loaded ModelBundle, or None (logged once per file version)."""
+        path = self.conf.contention.model_path
+        try:
+            st = os.stat(path)
+            stamp = (path, st.st_mtime_ns, st.st_size)
+        except OSError as exc:
+            stamp = (path, None, str(exc))
+        with self._lock:
+            if stamp == self._model_stamp:
+                return self._model
+            if stamp == self._failed_stamp:
+                return None
+            try:
+                bundle = persist.load(path)
+            except persist.ModelFileError as exc:
+                LOG.error('Contention weigher is neutral: %s', exc)
+                self._failed_stamp = stamp
+                self._model = None
+                self._model_stamp = None
+                return None
+            LOG.info('Contention model %s loaded (trained on %s, '
+                     'cross-validated MAE %s)', path,
+                     bundle.summary.get('source'), bundle.cv_mae)
+            self._model, self._model_stamp = bundle, stamp
+            self._failed_stamp = None
+            return bundle
+
+    # -- store ----------------------------------------------------------
+
+    def _get_reader(self):
+        if self._reader is None:
+            store = store_api.open_store(self.conf.contention.store_connection)
+            self._reader = store_api.CachedReader(
+                store, ttl_s=self.conf.contention.store_cache_ttl)
+        return self._reader
+
+    def fresh_reports(self, hosts):
+        """{host: fresh HostReport}; {} (logged once) if the store fails."""
+        try:
+            reports = self._get_reader().latest_reports(
+                hosts=hosts, max_age_s=self.conf.contention.max_telemetry_age)
+        except Exception as exc:   # a broken store must not fail a boot
+            if not self._store_error_logged:
+                LOG.error('Contention telemetry store unreadable, hosts get '
+                          'neutral scores: %s', exc)
+                self._store_error_logged = True
+            return {}
+        self._store_error_logged = False
+        return reports
+
+    def image_profile(self, image_id):
+        if not image_id:
+            return None
+        now = self.clock()
+        cached = self._image_cache.get(image_id)
+        if cached and now - cached[0] < self.conf.contention.store_cache_ttl:
+            return cached[1]
+        try:
+            profile = self._get_reader().store.image_profile(image_id)
+        except Exception as exc:
+            LOG.warning('Contention: cannot read the profile of image %s: '
+                        '%s', image_id, exc)
+            profile = None
+        if len(self._image_cache) > 10000:
+            self._image_cache.clear()
+        self._image_cache[image_id] = (now, profile)
+        return profile
+
+    def cells(self, report):
+        """{node: CellState} of a report, cached per (host, timestamp)."""
+        key = (report.host, report.timestamp)
+        cells = self._cells_cache.get(key)
+        if cells is None:
+            cells = features.cells_from_report(report)
+            self._cells_cache[key] = cells
+            while len(self._cells_cache) > 20000:
+                self._cells_cache.popitem(last=False)
+        return cells
+
+    def landing_state(self, report, cells, nodes):
+        """The merged CellState of ``nodes``, cached per report."""
+        key = (report.host, report.timestamp, nodes)
+        state = self._cells_cache.get(key)
+        if state is None:
+            state = features.merge_cells(cells[n] for n in nodes)
+            self._cells_cache[key] = state
+        return state
+
+    # -- request --------------------------------------------------------
+
+    def profile(self, spec_obj):
+        """The InstanceProfile of a request; malformed inputs are logged."""
+        flavor = spec_obj.flavor
+        hints = spec_obj.scheduler_hints if (
+            'scheduler_hints' in spec_obj and spec_obj.scheduler_hints) else {}
+        hint = hints.get(HINT)
+        if isinstance(hint, list):
+            hint = hint[0] if hint else None
+        extra = (flavor.extra_specs or {}).get(PROFILE_SPEC)
+        image_id = None
+        if 'image' in spec_obj and spec_obj.image and 'id' in spec_obj.image:
+            image_id = spec_obj.image.id
+        vcpus = max(1, int(flavor.vcpus))
+        memory = int(flavor.memory_mb)
+        profile, problems = features.choose_profile(
+            hint=hint, extra_spec=extra, vcpus=vcpus, memory_mib=memory)
+        for problem in problems:
+            LOG.warning('Contention: %s', problem)
+        if profile.source == 'prior' and image_id:
+            # read the store only when hint and extra spec gave nothing
+            profile, _ = features.choose_profile(
+                image_profile=self.image_profile(image_id), vcpus=vcpus,
+                memory_mib=memory)
+        return profile
+
+
+def is_move(spec_obj):
+    """True for a rebuild or a move (requested destination with a cell)."""
+    hints = spec_obj.scheduler_hints if (
+        'scheduler_hints' in spec_obj and spec_obj.scheduler_hints) else {}
+    if hints.get('_nova_check_type'):
+        return True
+    dest = (spec_obj.requested_destination
+            if 'requested_destination' in spec_obj else None)
+    return bool(dest is not None and 'cell' in dest and dest.cell)
+
+
+def is_sensitive(spec_obj):
+    value = (spec_obj.flavor.extra_specs or {}).get(SENSITIVE_SPEC)
+    return strutils.bool_from_string(value, default=False)
+
+
+_SERVICE = None
+_SERVICE_LOCK = threading.Lock()
+
+
+def get_service(conf):
+    """The process-wide ContentionService (created on first use)."""
+    global _SERVICE
+    with _SERVICE_LOCK:
+        if _SERVICE is None or _SERVICE.conf is not conf:
+            _SERVICE = ContentionService(conf)
+        return _SERVICE
+
+
+def reset_service():
+    """Forget the process-wide service (tests, config reload)."""
+    global _SERVICE
+    with _SERVICE_LOCK:
+        _SERVICE = None

@@ -1,0 +1,350 @@
+"""ContentionWeigher, ContentionFilter and their service, with Nova's fakes.
+
+Nova's own ``FakeHostState`` and ``HostWeightHandler`` run the weigher as
+the scheduler does (normalisation, multipliers); at least two hosts are
+used, or Nova calls no weigher at all.
+"""
+
+import os
+import random
+import time
+
+import fixtures
+from nova import conf as nova_conf
+from nova import objects
+from nova.scheduler import weights
+from nova import test
+from nova.tests.unit.scheduler import fakes
+from oslo_utils.fixture import uuidsentinel
+
+from contention import report
+from contention.placement import persist
+from contention.store import api as store_api
+import nova_filters
+from nova_filters import landing
+from nova_filters import opts
+from nova_filters import service
+from tests.unit.placement import test_models
+from tests.unit.store import reports as store_reports
+
+CALM = report.NodeAggregate(node=0, instances=0, vcpus=0.0, mpki_sum=0.0)
+
+
+def node(node_id, mpki_sum, vcpus, overhead=None):
+    return report.NodeAggregate(
+        node=node_id, instances=int(vcpus // 2), vcpus=float(vcpus),
+        mpki_sum=float(mpki_sum), mem_bw_bps=mpki_sum * 64e6,
+        overhead=overhead)
+
+
+def host_report(host, nodes, age=0.0):
+    return store_reports.host_report(host, time.time() - age, (),
+                                     nodes=tuple(nodes))
+
+
+def numa_host_topology(usage=(0, 0), cpus_per_cell=4, memory=8192):
+    cells = []
+    for cell_id, used in enumerate(usage):
+        cpus = set(range(cell_id * cpus_per_cell,
+                         (cell_id + 1) * cpus_per_cell))
+        cells.append(objects.NUMACell(
+            id=cell_id, cpuset=cpus, pcpuset=set(), memory=memory,
+            cpu_usage=used, memory_usage=0, pinned_cpus=set(),
+            mempages=[objects.NUMAPagesTopology(size_kb=4, total=memory * 256,
+                                                used=0, reserved=0)],
+            siblings=[{c} for c in sorted(cpus)], socket=cell_id))
+    return objects.NUMATopology(cells=cells)
+
+
+def request(vcpus=2, extra_specs=None, hints=None, numa_cells=0,
+            image_id=None, move=False):
+    flavor = objects.Flavor(vcpus=vcpus, memory_mb=2048,
+                            extra_specs=extra_specs or {})
+    spec = objects.RequestSpec(
+        flavor=flavor, scheduler_hints=hints or {},
+        instance_uuid=uuidsentinel.instance,
+        image=objects.ImageMeta(id=image_id) if image_id
+        else objects.ImageMeta(), numa_topology=None)
+    if numa_cells:
+        per = vcpus // numa_cells
+        spec.numa_topology = objects.InstanceNUMATopology(cells=[
+            objects.InstanceNUMACell(
+                id=i, cpuset=set(range(i * per, (i + 1) * per)),
+                pcpuset=set(), memory=2048 // numa_cells,
+                cpu_policy=None)
+            for i in range(numa_cells)])
+    if move:
+        spec.requested_destination = objects.Destination(
+            cell=objects.CellMapping(uuid=uuidsentinel.cell))
+    return spec
+
+
+class ContentionTestBase(test.NoDBTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.model_path = os.path.join(self.dir, 'model.skops')
+        self.url = 'sqlite:///%s/store.sqlite' % self.dir
+        self.store = store_api.open_store(self.url)
+        self.store.upgrade()
+        self.addCleanup(self.store.dispose)
+        opts.register_opts(nova_conf.CONF)
+        self.flags(model_path=self.model_path, store_connection=self.url,
+                   store_cache_ttl=0, group='contention')
+        service.reset_service()
+        self.addCleanup(service.reset_service)
+
+    def save_model(self):
+        persist.save(test_models.trained_bundle(), self.model_path)
+
+    def hosts(self, *names, **attrs):
+        return [fakes.FakeHostState(name, 'node-' + name, dict(
+            attrs.get(name, {}), aggregates=[], numa_topology=None,
+            cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0))
+            for name in names]
+
+
+class TestContentionWeigher(ContentionTestBase):
+
+    def setUp(self):
+        super().setUp()
+        self.handler = weights.HostWeightHandler()
+        self.weigher = nova_filters.ContentionWeigher()
+
+    def weigh(self, hosts, spec):
+        weighed = self.handler.get_weighed_objects([self.weigher], hosts,
+                                                   spec)
+        return [(w.obj.host, round(w.weight, 6)) for w in weighed]
+
+    def seed(self, age=0.0):
+        self.store.ingest([
+            host_report('calm', [CALM, node(1, 0, 0)], age=age),
+            host_report('busy', [node(0, 90, 4), node(1, 80, 4)], age=age),
+        ])
+
+    def test_ranking_follows_the_model(self):
+        self.save_model()
+        self.seed()
+        spec = request(extra_specs={'contention:profile':
+                                    'mpki=25,mf=0.9,ipc=0.4'})
+        ranked = self.weigh(self.hosts('busy', 'calm'), spec)
+        self.assertEqual('calm', ranked[0][0])
+        scores = self.weigher.last_scores
+        self.assertGreater(scores['calm'].score, scores['busy'].score)
+        # fixed 0-1 scale: the normalised weight is the raw score
+        self.assertAlmostEqual(scores['calm'].score, ranked[0][1], 5)
+
+    def test_one_store_read_and_one_prediction_per_request(self):
+        self.save_model()
+        self.seed()
+        svc = service.get_service(nova_conf.CONF)
+        bundle = svc.model()
+        reads = []
+        real_read = svc._get_reader().store.latest_reports
+        self.patch(svc._get_reader().store, 'latest_reports',
+                   lambda *a, **k: reads.append(1) or real_read(*a, **k))
+        predictions = []
+        real_predict = bundle.interference.predict
+        self.patch(bundle.interference, 'predict',
+                   lambda X: predictions.append(len(X)) or real_predict(X))
+        hosts = self.hosts('busy', 'calm', 'other')
+        self.weigh(hosts, request())
+        self.assertEqual(1, len(reads))
+        self.assertEqual([2], predictions)     # 'other' has no telemetry
+
+    def test_neutral_without_model_logs_once(self):
+        self.seed()
+        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        for _ in range(2):
+            ranked = self.weigh(self.hosts('busy', 'calm'), request())
+            self.assertEqual({0.5}, {w for _, w in ranked})
+        self.assertEqual(1, log.output.count('Contention weigher is neutral'))
+        self.assertIn('cannot read', log.output)
+
+    def test_invalid_model_is_neutral_then_reloaded(self):
+        self.seed()
+        with open(self.model_path, 'w') as f:
+            f.write('not a model')
+        ranked = self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        self.save_model()
+        os.utime(self.model_path, ns=(time.time_ns() + 10 ** 9,) * 2)
+        ranked = self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertEqual('calm', ranked[0][0])
+        self.assertNotEqual(ranked[0][1], ranked[1][1])
+
+    def test_stale_host_is_neutral(self):
+        self.save_model()
+        self.seed(age=3600)
+        ranked = self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        self.store.ingest([host_report('calm', [CALM, node(1, 0, 0)])])
+        self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertTrue(self.weigher.last_scores['busy'].neutral)
+        self.assertFalse(self.weigher.last_scores['calm'].neutral)
+
+    def test_moves_neutral_unless_configured(self):
+        self.save_model()
+        self.seed()
+        ranked = self.weigh(self.hosts('busy', 'calm'), request(move=True))
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        rebuild = request(hints={'_nova_check_type': ['rebuild']})
+        ranked = self.weigh(self.hosts('busy', 'calm'), rebuild)
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        self.flags(apply_to_moves=True, group='contention')
+        ranked = self.weigh(self.hosts('busy', 'calm'), request(move=True))
+        self.assertEqual('calm', ranked[0][0])
+
+    def test_aggregate_multiplier(self):
+        host = self.hosts('calm')[0]
+        self.assertEqual(1.0, self.weigher.weight_multiplier(host))
+        self.flags(weight_multiplier=3.0, group='contention')
+        self.assertEqual(3.0, self.weigher.weight_multiplier(host))
+        host.aggregates = [objects.Aggregate(
+            id=1, name='a', hosts=['calm'],
+            metadata={'contention_weight_multiplier': '0.5'})]
+        self.assertEqual(0.5, self.weigher.weight_multiplier(host))
+        self.save_model()
+        self.seed()
+        busy, calm = self.hosts('busy', 'calm')
+        calm.aggregates = host.aggregates
+        weighed = dict(self.weigh([busy, calm], request()))
+        score = self.weigher.last_scores
+        self.assertAlmostEqual(3.0 * score['busy'].score, weighed['busy'], 5)
+        self.assertAlmostEqual(0.5 * score['calm'].score, weighed['calm'], 5)
+
+
+class TestProfile(ContentionTestBase):
+
+    def setUp(self):
+        super().setUp()
+        self.svc = service.get_service(nova_conf.CONF)
+
+    def test_precedence(self):
+        self.store.ingest([store_reports.host_report('h', time.time(), [
+            store_reports.instance('u1', image_id=uuidsentinel.image,
+                                   mpki=7.0, mf=0.3, ipc=1.2)])])
+        hint = {'contention_profile': ['mpki=1,mf=0.1,ipc=2']}
+        spec = {'contention:profile': 'mpki=20,mf=0.8,ipc=0.5'}
+        p = self.svc.profile(request(hints=hint, extra_specs=spec,
+                                     image_id=uuidsentinel.image))
+        self.assertEqual(('hint', 1.0), (p.source, p.mpki))
+        p = self.svc.profile(request(extra_specs=spec,
+                                     image_id=uuidsentinel.image))
+        self.assertEqual(('flavor', 20.0), (p.source, p.mpki))
+        p = self.svc.profile(request(image_id=uuidsentinel.image, vcpus=4))
+        self.assertEqual(('image', 7.0, 4), (p.source, p.mpki, p.vcpus))
+        p = self.svc.profile(request(image_id=uuidsentinel.other))
+        self.assertEqual('prior', p.source)
+
+    def test_malformed_hint_and_spec_logged_and_ignored(self):
+        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        p = self.svc.profile(request(
+            hints={'contention_profile': ['mpki=lots']},
+            extra_specs={'contention:profile': 'mpki=3,mf=0.2,ipc=1'}))
+        self.assertEqual(('flavor', 3.0), (p.source, p.mpki))
+        self.assertIn('scheduler hint contention_profile ignored', log.output)
+        p = self.svc.profile(request(
+            extra_specs={'contention:profile': 'mpki=3'}))
+        self.assertEqual('prior', p.source)
+        self.assertIn('missing ipc', log.output)
+
+
+class TestLanding(ContentionTestBase):
+
+    def test_prediction_agrees_with_nova(self):
+        rng = random.Random(7)
+        predictor = landing.LandingPredictor()
+        host = self.hosts('h')[0]
+        checked = 0
+        for _ in range(200):
+            usage = (rng.randint(0, 4), rng.randint(0, 4))
+            host.numa_topology = numa_host_topology(usage)
+            host.cpu_allocation_ratio = rng.choice([1.0, 2.0])
+            spec = request(vcpus=rng.choice([1, 2, 4]),
+                           numa_cells=rng.choice([1, 1, 2]))
+            if len(spec.numa_topology.cells) == 2 and spec.flavor.vcpus == 1:
+                continue
+            expected = landing.nova_fit(host, spec.numa_topology)
+            self.assertEqual(expected, predictor.nova_nodes(
+                host, spec.numa_topology))
+            checked += 1
+        self.assertGreater(predictor.hits, 0)
+        self.assertLess(predictor.nova_calls, checked)
+
+    def test_spread_on_the_less_used_cell(self):
+        host = self.hosts('h')[0]
+        host.numa_topology = numa_host_topology((3, 1))
+        states = {0: 'a', 1: 'b'}
+        nodes = landing.LandingPredictor().nodes(
+            host, request(numa_cells=1).numa_topology, states)
+        self.assertEqual((1,), nodes)
+
+    def test_no_call_when_it_cannot_matter(self):
+        host = self.hosts('h')[0]
+        host.numa_topology = numa_host_topology((3, 1))
+        predictor = landing.LandingPredictor()
+        self.assertEqual((0,), predictor.nodes(
+            host, request(numa_cells=1).numa_topology,
+            {0: 'same', 1: 'same'}))
+        self.assertEqual((0, 1), predictor.nodes(host, None, {0: 'a', 1: 'b'}))
+        self.assertEqual(0, predictor.nova_calls)
+        self.assertEqual(1, predictor.skipped)
+
+    def test_weigher_scores_the_landing_cell(self):
+        self.save_model()
+        self.store.ingest([
+            host_report('a', [node(0, 120, 4), node(1, 0, 0)]),
+            host_report('b', [node(0, 120, 4), node(1, 120, 4)])])
+        a, b = self.hosts('a', 'b')
+        a.numa_topology = numa_host_topology((3, 0))
+        b.numa_topology = numa_host_topology((3, 0))
+        weigher = nova_filters.ContentionWeigher()
+        spec = request(numa_cells=1, extra_specs={
+            'contention:profile': 'mpki=25,mf=0.9,ipc=0.4'})
+        weigher.weigh_objects([weights.WeighedHost(a, 0),
+                               weights.WeighedHost(b, 0)], spec)
+        # Nova lands it on cell 1 (less used): calm on a, busy on b
+        self.assertGreater(weigher.last_scores['a'].score,
+                           weigher.last_scores['b'].score)
+
+
+class TestContentionFilter(ContentionTestBase):
+
+    def setUp(self):
+        super().setUp()
+        self.filter = nova_filters.ContentionFilter()
+        hot = report.NodeOverhead(llc=3, mc=3, ic=1, remote=0)
+        self.store.ingest([
+            host_report('hot', [node(0, 150, 4), node(1, 150, 4)]),
+            host_report('levels', [node(0, 10, 4, hot), node(1, 10, 4, hot)]),
+            host_report('calm', [CALM, node(1, 0, 0)])])
+
+    def passing(self, spec, *names):
+        return sorted(h.host for h in self.filter.filter_all(
+            self.hosts(*names), spec))
+
+    def test_sensitive_kept_off_saturated_cells(self):
+        spec = request(extra_specs={'contention:sensitive': 'true'})
+        self.assertEqual(['calm', 'unknown'], self.passing(
+            spec, 'hot', 'levels', 'calm', 'unknown'))
+        self.assertFalse(self.filter.host_passes(self.hosts('hot')[0], spec))
+
+    def test_others_pass(self):
+        self.assertEqual(['calm', 'hot', 'levels'],
+                         self.passing(request(), 'hot', 'levels', 'calm'))
+        spec = request(extra_specs={'contention:sensitive': 'false'})
+        self.assertEqual(['calm', 'hot'], self.passing(spec, 'hot', 'calm'))
+
+    def test_fail_closed(self):
+        self.flags(filter_fail_closed=True, group='contention')
+        spec = request(extra_specs={'contention:sensitive': 'yes'})
+        self.assertEqual(['calm'], self.passing(spec, 'calm', 'unknown'))
+
+    def test_thresholds_configurable(self):
+        self.flags(filter_mpki_threshold=1000, filter_overhead_threshold=12,
+                   group='contention')
+        spec = request(extra_specs={'contention:sensitive': 'true'})
+        self.assertEqual(['calm', 'hot', 'levels'],
+                         self.passing(spec, 'hot', 'levels', 'calm'))

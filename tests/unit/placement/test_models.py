@@ -1,0 +1,198 @@
+"""Interference and placement-vector models, datasets and model files."""
+
+import os
+
+import fixtures
+import numpy as np
+import testtools
+
+from contention.placement import datasets
+from contention.placement import features
+from contention.placement import important
+from contention.placement import machine
+from contention.placement import models
+from contention.placement import persist
+from tests.unit.placement import synthetic
+from tests.unit.store import reports as store_reports
+
+
+def trained_bundle(samples=15, per_family=2):
+    topology = machine.regular_topology(nodes=2, cores_per_node=8)
+    workloads = synthetic.workloads(per_family=per_family)
+    data = datasets.interference_dataset(
+        synthetic.performance, topology, workloads,
+        samples_per_workload=samples, label='synthetic')
+    model = models.InterferenceModel(n_estimators=20)
+    model.cross_validate(data.X, data.Y, data.groups)
+    model.fit(data.X, data.Y, data.groups)
+    return persist.ModelBundle(interference=model, summary=data.summary())
+
+
+class TestFeatures(testtools.TestCase):
+
+    def test_parse_profile(self):
+        p = features.parse_profile(' mpki=12, mf=0.7,ipc=0.8', vcpus=4)
+        self.assertEqual((12.0, 0.7, 0.8, 4), (p.mpki, p.mf, p.ipc, p.vcpus))
+        self.assertEqual('mpki=12,mf=0.7,ipc=0.8', features.format_profile(p))
+
+    def test_parse_profile_errors(self):
+        for text, needle in (('', 'empty'), ('mpki=1,mf=2', 'missing ipc'),
+                             ('mpki=x,mf=1,ipc=1', 'not a number'),
+                             ('foo=1', 'not one of'),
+                             ('mpki=1,mpki=2,mf=1,ipc=1', 'twice'),
+                             ('mpki=-1,mf=1,ipc=1', '>= 0'),
+                             ('mpki=nan,mf=1,ipc=1', 'finite')):
+            exc = self.assertRaises(ValueError, features.parse_profile, text)
+            self.assertIn(needle, str(exc))
+
+    def test_row_and_merge(self):
+        a = features.CellState(cpus=8, co_mpki_sum=10, co_vcpus=4,
+                               mc_level=1)
+        b = features.CellState(cpus=8, co_mpki_sum=5, co_vcpus=2,
+                               mc_level=2)
+        merged = features.merge_cells([a, b])
+        self.assertEqual((16, 15, 6, 2), (merged.cpus, merged.co_mpki_sum,
+                                          merged.co_vcpus, merged.mc_level))
+        row = features.feature_row(features.NEUTRAL_PROFILE, a)
+        self.assertEqual(len(features.FEATURE_NAMES), len(row))
+        self.assertEqual(0.5, row[features.FEATURE_NAMES.index('occupancy')])
+
+    def test_cells_from_report(self):
+        report = store_reports.host_report(
+            'h1', 100, [store_reports.instance('u1', mpki=12.0)])
+        cells = features.cells_from_report(report)
+        self.assertEqual(12.0, cells[0].co_mpki_sum)
+        self.assertEqual(1, cells[0].llc_level)
+        self.assertIsNone(cells[1].llc_level)
+
+
+class TestInterferenceModel(testtools.TestCase):
+
+    def test_learns_and_cross_validates(self):
+        bundle = trained_bundle()
+        cv = bundle.interference.cv_
+        self.assertEqual(10, cv.folds)
+        self.assertLess(cv.mae, 0.1)
+        calm = features.CellState(cpus=8)
+        busy = features.CellState(cpus=8, co_mpki_sum=60, co_vcpus=6)
+        heavy = features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4,
+                                         memory_mib=4096)
+        pred = bundle.interference.predict(
+            [features.feature_row(heavy, calm),
+             features.feature_row(heavy, busy)])
+        self.assertGreater(pred[0, 0], pred[1, 0])
+
+    def test_bad_shapes(self):
+        model = models.InterferenceModel()
+        self.assertRaises(ValueError, model.fit, np.zeros((3, 2)),
+                          np.zeros((3, 2)))
+        self.assertRaises(ValueError, model.predict, np.zeros((1, 15)))
+
+    def test_one_workload_cannot_cross_validate(self):
+        exc = self.assertRaises(
+            ValueError, models.leave_one_group_out, None, np.zeros((2, 1)),
+            np.zeros((2, 1)), ['a', 'a'], ['y'])
+        self.assertIn('at least 2 workloads', str(exc))
+
+
+class TestPlacementVectorModel(testtools.TestCase):
+
+    def test_chooses_inputs_and_predicts(self):
+        topology = machine.regular_topology(nodes=4, cores_per_node=4,
+                                            threads_per_core=2)
+        placements = important.important_placements(topology, 8)
+        workloads = synthetic.workloads(per_family=3, vcpus=8)
+        vectors, groups = datasets.placement_vector_dataset(
+            synthetic.performance, topology, workloads, placements)
+        model = models.PlacementVectorModel(n_estimators=10).fit(
+            vectors, groups, datasets.placement_labels(placements))
+        self.assertEqual(2, len(model.inputs_))
+        self.assertEqual(min(model.pair_errors_.values()), model.cv_.mae)
+        pred = model.predict(vectors[:1, list(model.inputs_)])
+        self.assertEqual((1, len(placements)), pred.shape)
+        self.assertLess(model.cv_.mae, 0.1)
+
+
+class TestStoreDataset(testtools.TestCase):
+
+    def test_from_reports(self):
+        reports = [
+            store_reports.host_report('h1', 100, [
+                store_reports.instance('u1', image_id='a', ipc=2.0),
+                store_reports.instance('u2', image_id='b', ipc=1.0)]),
+            store_reports.host_report('h1', 110, [
+                store_reports.instance('u1', image_id='a', ipc=1.0)]),
+        ]
+        data = datasets.from_reports(reports)
+        self.assertEqual(['a', 'b', 'a'], data.groups)
+        self.assertEqual([1.0, 1.0, 0.5], data.Y[:, 0].tolist())
+        # u1 beside u2 at 1.0 of its best: no slowdown observed
+        self.assertEqual(0.0, data.Y[0, 1])
+        co = features.FEATURE_NAMES.index('co_mpki_sum')
+        self.assertEqual(1.0, data.X[0, co])     # u2's MPKI, not u1's own
+
+    def test_simulator_hook_fails_clearly(self):
+        self.patch(datasets, 'SIMULATOR_HOOK',
+                   ('contention.no_such_simulator', 'training_source'))
+        exc = self.assertRaises(datasets.SimulatorUnavailable,
+                                datasets.simulator_source, 'demo')
+        self.assertIn('training_source(scenario)', str(exc))
+
+
+class TestPersistence(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.path = os.path.join(self.dir, 'model.skops')
+
+    def test_round_trip(self):
+        bundle = trained_bundle(samples=5)
+        persist.save(bundle, self.path)
+        loaded = persist.load(self.path)
+        self.assertEqual(bundle.cv_mae, loaded.cv_mae)
+        self.assertEqual('synthetic', loaded.summary['source'])
+        row = [features.feature_row(features.NEUTRAL_PROFILE,
+                                    features.CellState(cpus=8))]
+        np.testing.assert_allclose(bundle.interference.predict(row),
+                                   loaded.interference.predict(row))
+
+    def test_missing_file(self):
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('cannot read', str(exc))
+
+    def test_not_a_model(self):
+        with open(self.path, 'wb') as f:
+            f.write(b'\x80\x04K\x01.')          # a pickle
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('not a contention model', str(exc))
+
+    def _save_dict(self, data):
+        import skops.io as sio
+        with open(self.path, 'wb') as f:
+            f.write(sio.dumps(data))
+
+    def test_wrong_kind(self):
+        self._save_dict({'format': persist.FORMAT, 'kind': 'watcher_thing'})
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn("'watcher_thing'", str(exc))
+
+    def test_wrong_version(self):
+        self._save_dict({'format': persist.FORMAT, 'kind': persist.KIND,
+                         'schema_version': 99})
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('schema version 99', str(exc))
+        self.assertIn('retrain', str(exc))
+
+    def test_untrusted_type_refused(self):
+        import skops.io as sio
+        with open(self.path, 'wb') as f:
+            f.write(sio.dumps({'format': persist.FORMAT,
+                               'x': fixtures.TempDir()}))
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('not trusted', str(exc))
