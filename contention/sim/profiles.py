@@ -19,7 +19,8 @@ are the inputs of the contention solver (:mod:`contention.sim.solver`):
 * ``writeback_ratio``: DRAM bytes written per byte read by misses;
 * ``footprint_mib``: the most LLC the VM can hold (its touched memory);
   defaults to its memory size;
-* ``vcpus``, ``memory_mib``;
+* ``vcpus``, ``memory_mib``; ``dirty_mib_s`` (memory written per
+  second, for the live-migration model in :mod:`contention.sim.migration`);
 * ``cpu_demand``: the fraction of each vCPU the VM wants to use, a
   constant or :class:`Phases` (Merlin's Figure 6: MapReduce codes whose
   demand varies over time);
@@ -79,6 +80,8 @@ class WorkloadProfile:
     vcpus: int = 1
     memory_mib: int = 1024
     footprint_mib: Optional[float] = None
+    #: Memory the VM dirties per second (live-migration pre-copy rounds).
+    dirty_mib_s: float = 20.0
     cpu_demand: object = 1.0
     metric: str = 'throughput'
     #: Free-form class label shown in reports (e.g. "memory-bound").

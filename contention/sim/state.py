@@ -129,7 +129,9 @@ class ClusterState(object):
             lf = np.ones((len(models), w, w))
             for i, m in enumerate(models):
                 lf[i, :m.n_nodes, :m.n_nodes] = m.latency_factor
-            per_node = lambda fn: np.concatenate([fn(m) for m in models])
+
+            def per_node(fn):
+                return np.concatenate([fn(m) for m in models])
             self._static = dict(
                 node_cores=per_node(lambda m: m.cores),
                 node_threads=per_node(lambda m: m.threads),
@@ -167,7 +169,9 @@ class ClusterState(object):
             return out
 
         prof = [i.profile for i in insts]
-        arr = lambda fn: np.array([fn(x) for x in prof], dtype=float)
+
+        def arr(fn):
+            return np.array([fn(x) for x in prof], dtype=float)
         return solver.Problem(
             inst_host=np.array([i.host for i in insts], dtype=int),
             vcpus=arr(lambda x: x.vcpus),
