@@ -21,7 +21,7 @@ import jsonschema
 import yaml
 
 from contention.sim import hardware
-from contention.sim import migration
+from contention.sim import migration as migration_mod
 from contention.sim import profiles
 
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -198,7 +198,7 @@ class Scenario:
     epoch_s: float = 60.0
     audit_every: int = 1
     noise: float = 0.0
-    migration: migration.MigrationParams = migration.MigrationParams()
+    migration: migration_mod.MigrationParams = migration_mod.MigrationParams()
 
 
 def available():
@@ -370,4 +370,4 @@ def from_dict(data, source='<scenario>'):
         epoch_s=float(data.get('epoch_s', 60.0)),
         audit_every=data.get('audit_every', 1),
         noise=float(data.get('noise', 0.0)),
-        migration=migration.MigrationParams(**(data.get('migration') or {})))
+        migration=migration_mod.MigrationParams(**(data.get('migration') or {})))
