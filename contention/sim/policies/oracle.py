@@ -50,7 +50,7 @@ MAX_COMPOSITIONS = 20000
 class OraclePolicy(policy.Policy):
     name = 'oracle'
 
-    def __init__(self, min_gain=0.005):
+    def __init__(self, min_gain=0.02):
         self.min_gain = min_gain
         self.sim = None
         self.notes = []
