@@ -22,6 +22,13 @@ import numpy as np
 from contention.sim import solver
 
 PLACEMENTS = ('worst', 'random', 'nova_spread', 'nova_pack', 'explicit')
+DESCRIPTIONS = {
+    'worst': 'heaviest LLC users share sockets, memory remote (Ahn W-W)',
+    'random': 'random fitting host and socket',
+    'nova_spread': 'host with the most free RAM, emptiest socket',
+    'nova_pack': 'host with the least free RAM, fullest socket with room',
+    'explicit': 'host and socket given per instance in the scenario',
+}
 
 
 class PlacementError(ValueError):

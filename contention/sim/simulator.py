@@ -254,6 +254,31 @@ class Simulator(object):
                          if n not in m.reserved)
         return total
 
+    def measure(self, t, dt):
+        """Solve at time ``t`` and add ``dt`` seconds of counters.
+
+        For the agent's sim source, which advances in its own intervals
+        rather than in epochs; performance accounting is not touched.
+        """
+        self._measure(t, dt, self._overheads(dt))
+
+    def cumulative_counters(self, uuid):
+        """Counter name -> cumulative int (occupancy: the last gauge)."""
+        return dict(self._cumulative.get(uuid, {}))
+
+    def placement_of(self, uuid):
+        """vcpu_cpus and memory_mib_per_node of an instance."""
+        inst = self.state.by_uuid[uuid]
+        host = self.state.hosts[inst.host]
+        cursor = {}
+        for other in self.state.on_host(inst.host):
+            cpus = self._vcpu_cpus(other, host.model.topology, cursor)
+            if other is inst:
+                break
+        return dict(vcpu_cpus=cpus, memory_mib_per_node={
+            host.model.node_ids[k]: float(inst.memory_mib * f)
+            for k, f in enumerate(inst.mem_frac) if f > 0})
+
     # -- what policies see -------------------------------------------------
 
     def performance(self):
@@ -483,8 +508,8 @@ class Simulator(object):
 
     def _restore(self, snap):
         for i, host, vf, mf, moved in snap:
-            i.host, i.vcpu_frac, i.mem_frac, i.last_moved_at = (host, vf,
-                                                                  mf, moved)
+            i.host, i.vcpu_frac, i.mem_frac = host, vf, mf
+            i.last_moved_at = moved
 
     def _apply(self, action):
         if isinstance(action, cluster.Swap):
