@@ -153,7 +153,7 @@ def _cpu(p, gid, want):
     return np.minimum(share, 1.0), demand
 
 
-def solve(p, tol=1e-6, max_iter=400, damping=0.5):
+def solve(p, tol=1e-5, max_iter=500, damping=0.5):
     """Solve a :class:`Problem` to its fixed point; return a Solution."""
     n_inst = len(p.vcpus)
     g = p.n_nodes
@@ -194,6 +194,10 @@ def solve(p, tol=1e-6, max_iter=400, damping=0.5):
     rho_link = np.zeros(n_pairs)
     lat_slice = np.zeros_like(f)
     m_slice = np.zeros_like(f)
+    alpha_mc = np.full(g, 0.5)
+    alpha_link = np.full(n_pairs, 0.5)
+    last_mc = np.zeros(g)
+    last_link = np.zeros(n_pairs)
     for it in range(1, max_iter + 1):
         if lat_inst.any():
             ref = p.cpi_ref if p.cpi_ref is not None else cpi
@@ -205,11 +209,25 @@ def solve(p, tol=1e-6, max_iter=400, damping=0.5):
             cpu_used = cpu_slice.sum(axis=1)
         weight = np.where(cpu_used[:, None] > 0, cpu_slice
                           / np.maximum(cpu_used[:, None], 1e-300), 0.0)
-        # 3. miss ratio at current occupancy
+        # 5. latency of a miss from n to k, at the current utilisations
+        q_mc = p.node_mc_q * rho_mc / (1.0 - rho_mc)
+        q_link = link_q * rho_link / (1.0 - rho_link)
+        lat = (lat0[:, None, None] * lf + q_mc[gid][:, None, :]
+               + q_link[pair] * offdiag)
+        lat_slice = (p.mem_frac[:, None, :] * lat).sum(axis=2)
+        # 3. miss ratio at the current occupancy
         held = np.where(on, occ / np.where(on, f, 1.0), 0.0)
         m_slice = np.where(on, p.mr_min[:, None]
                            + (p.mr_max - p.mr_min)[:, None]
                            * np.exp(-held / ws), 0.0)
+        # 6. CPI and throughput
+        stall = (weight * p.apki[:, None] / 1000.0 * m_slice
+                 * lat_slice).sum(axis=1) * freq / p.mlp
+        cpi = p.base_cpi + stall
+        ips_new = np.maximum(freq * cpu_used / cpi * (1.0 - p.slowdown),
+                             1.0)
+        change = np.max(np.abs(ips_new / ips - 1.0)) if n_inst else 0.0
+        ips = ips_new
         miss = ips[:, None] * weight * p.apki[:, None] / 1000.0 * m_slice
         # 2. occupancy in proportion to insertion rate, footprint-capped
         total = np.bincount(flat, miss.ravel(), minlength=g)
@@ -223,33 +241,32 @@ def solve(p, tol=1e-6, max_iter=400, damping=0.5):
         o_new = np.minimum(cap, o_new + np.where(
             free_tot[gid] > 0, np.maximum(left[gid], 0.0) * free_w
             / np.maximum(free_tot[gid], 1e-300), 0.0))
+        occ_change = (np.max(np.abs(o_new - occ) / np.maximum(
+            capacity[gid], 1.0)) if n_inst else 0.0)
         occ = damping * occ + (1.0 - damping) * o_new
-        # 4. DRAM traffic: from vCPU node n to memory node k
+        # 4. DRAM traffic: from vCPU node n to memory node k, and the
+        # utilisations it implies; each resource's utilisation moves
+        # towards that target with its own step, halved whenever the
+        # target crosses it (a bracketing search, robust near saturation)
         bytes_slice = miss * LINE_BYTES * (1.0 + p.wb[:, None])
         traffic = bytes_slice[:, :, None] * p.mem_frac[:, None, :]
         mc_load = np.bincount(flat, traffic.sum(axis=1).ravel(),
                               minlength=g)
         if p.node_extra_traffic is not None:
             mc_load = mc_load + p.node_extra_traffic
-        rho_mc = np.minimum(mc_load / p.node_mc_bw, _RHO_MAX)
         link_load = np.bincount(pair.ravel(), (traffic * offdiag).ravel(),
                                 minlength=n_pairs)
-        rho_link = np.minimum(link_load / link_bw, _RHO_MAX)
-        # 5. latency of a miss from n to k
-        q_mc = p.node_mc_q * rho_mc / (1.0 - rho_mc)
-        q_link = link_q * rho_link / (1.0 - rho_link)
-        lat = (lat0[:, None, None] * lf + q_mc[gid][:, None, :]
-               + q_link[pair] * offdiag)
-        lat_slice = (p.mem_frac[:, None, :] * lat).sum(axis=2)
-        # 6. CPI and throughput
-        stall = (weight * p.apki[:, None] / 1000.0 * m_slice
-                 * lat_slice).sum(axis=1) * freq / p.mlp
-        cpi = p.base_cpi + stall
-        ips_new = np.maximum(freq * cpu_used / cpi * (1.0 - p.slowdown),
-                             1.0)
-        change = np.max(np.abs(ips_new / ips - 1.0)) if n_inst else 0.0
-        ips = ips ** damping * ips_new ** (1.0 - damping)
-        if change < tol:
+        diff_mc = np.minimum(mc_load / p.node_mc_bw, _RHO_MAX) - rho_mc
+        diff_link = np.minimum(link_load / link_bw, _RHO_MAX) - rho_link
+        alpha_mc = np.where(diff_mc * last_mc < 0, alpha_mc * 0.5, alpha_mc)
+        alpha_link = np.where(diff_link * last_link < 0, alpha_link * 0.5,
+                              alpha_link)
+        last_mc, last_link = diff_mc, diff_link
+        rho_mc = np.clip(rho_mc + alpha_mc * diff_mc, 0.0, _RHO_MAX)
+        rho_link = np.clip(rho_link + alpha_link * diff_link, 0.0, _RHO_MAX)
+        resid = max(np.max(np.abs(diff_mc), initial=0.0),
+                    np.max(np.abs(diff_link), initial=0.0))
+        if change < tol and resid < tol * 10 and occ_change < tol * 10:
             converged = True
             break
     weight = np.where(cpu_used[:, None] > 0, cpu_slice
