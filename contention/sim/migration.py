@@ -7,7 +7,8 @@ until what is left is under ``stop_mib`` (or ``max_rounds``), which is
 sent with the guest paused. Hence ``transferred = M (1 - r^(n+1)) / (1 -
 r)`` and ``duration = transferred / W``. A guest that dirties faster than
 the network sends (``r >= 1``) never converges; it is forced after
-``max_rounds`` (QEMU's auto-converge would throttle it), and counted.
+``max_rounds`` (QEMU's auto-converge would throttle it), and counted; a
+round never resends more than the whole memory.
 
 While a migration runs (it may span epochs) it costs:
 
@@ -58,12 +59,11 @@ def live_migration(memory_mib, dirty_mib_s, params=MigrationParams()):
     while True:
         sent += remaining
         rounds += 1
-        remaining = remaining * ratio
+        # A round cannot resend more than the whole memory.
+        remaining = min(remaining * ratio, float(memory_mib))
         if remaining <= params.stop_mib or rounds >= params.max_rounds:
             break
     converged = remaining <= params.stop_mib
-    if not converged:
-        remaining = min(remaining, float(memory_mib))
     sent += remaining       # the stop-and-copy round
     return Transfer(duration_s=sent / bw_mib, transferred_mib=sent,
                     rounds=rounds + 1, converged=converged)
