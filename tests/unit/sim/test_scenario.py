@@ -69,8 +69,8 @@ class TestErrors(base.BaseTestCase):
             path = os.path.join(tmp, 'broken.yaml')
             with open(path, 'w') as fh:
                 yaml.safe_dump(data, fh)
-            return self.assertRaises(scenario.ScenarioError,
-                                      scenario.load, path)
+            return self.assertRaises(scenario.ScenarioError, scenario.load,
+                                     path)
 
     def test_minimal_is_valid(self):
         scen = scenario.from_dict(_minimal(), 'tiny.yaml')
