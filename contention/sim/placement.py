@@ -4,7 +4,9 @@
   optionally ``memory_socket``);
 * ``nova_spread``: Nova's default weighers (RAM, spread): each instance,
   in file order, goes to the fitting host with the most free RAM, on its
-  socket with the most free cores, memory local;
+  socket with the most free cores, memory local (a socket's free cores
+  are its cores minus the cores allocated there, vCPUs x CPU quota, as
+  Merlin allocates "2 physical cores" to a 4-vCPU VM);
 * ``nova_pack``: the fitting host with the least free RAM, on its fullest
   socket that still has room for the vCPUs;
 * ``random``: a random fitting host and a random socket with room;
@@ -63,7 +65,8 @@ def fits(state, h, inst):
 
 
 def socket_free_cores(state, h, socket, exclude=None):
-    used = sum(i.vcpus * i.vcpu_frac[list(
+    """Cores of a socket not allocated (vCPUs x quota) to instances."""
+    used = sum(i.vcpus * i.quota * i.vcpu_frac[list(
         state.hosts[h].model.node_indices_of_socket(socket))].sum()
         for i in state.on_host(h) if i is not exclude)
     return state.cores_of_socket(h, socket) - used
@@ -74,11 +77,12 @@ def choose_socket(state, h, inst, pack=False, rng=None):
     sockets = state.hosts[h].model.usable_sockets()
     free = {s: socket_free_cores(state, h, s, exclude=inst)
             for s in sockets}
+    need = inst.vcpus * inst.quota - 1e-9
     if rng is not None:
-        roomy = [s for s in sockets if free[s] >= inst.vcpus]
+        roomy = [s for s in sockets if free[s] >= need]
         return int(rng.choice(roomy or list(sockets)))
     if pack:
-        roomy = [s for s in sockets if free[s] >= inst.vcpus]
+        roomy = [s for s in sockets if free[s] >= need]
         if roomy:
             return min(roomy, key=lambda s: (free[s], s))
     return max(sockets, key=lambda s: (free[s], -s))
@@ -148,8 +152,8 @@ def _worst(state, instances):
         placed = False
         while cursor < len(slots):
             h, s = slots[cursor]
-            if (fits(state, h, inst)
-                    and socket_free_cores(state, h, s) >= inst.vcpus):
+            if (fits(state, h, inst) and socket_free_cores(state, h, s)
+                    >= inst.vcpus * inst.quota - 1e-9):
                 others = [x for x in state.hosts[h].model.usable_sockets()
                           if x != s]
                 state.place(inst, h, s, others[-1] if others else s)
