@@ -21,11 +21,13 @@ is never better in this model unless a memory controller saturates, so
 the restriction is stated, not hidden.
 
 **Larger scenarios** (heterogeneous sockets, too many states): the oracle
-reports the better of the current placement and a balanced deal of the
-classes over the sockets, and an upper bound on the gap: each instance
-can at best reach its best performance over all compositions that can
-hold it (or 1.0, alone, when compositions cannot be enumerated). The
-run's notes say which case applied.
+takes the better of the current placement and a balanced deal (Ahn et
+al.'s distribute over all sockets of the cluster), and reports an upper
+bound on its gap to the optimum: each instance can at best reach its best
+performance over all socket compositions that can hold it (or 1.0, alone,
+when compositions cannot be enumerated). The run's notes say which case
+applied. Pinned (not movable) instances also rule the exact search out;
+then the oracle keeps the current placement.
 
 The oracle acts only when its placement beats the current one by more
 than ``min_gain`` (relative), and then emits swaps (two live migrations
@@ -122,7 +124,15 @@ class OraclePolicy(policy.Policy):
         return values
 
     def search(self, t):
-        """(assignment {slot index: counts}, value, exact, bound, note)."""
+        """The exact optimum, or (None, why) when it cannot be searched.
+
+        The optimum is a dict: ``keys``/``members`` (the classes),
+        ``slots`` (host, socket, signature), ``assignment`` (per slot, how
+        many of each class), ``value`` (sum of normalised performance),
+        ``exact``. When the state space is too large but compositions can
+        be enumerated, :attr:`_bound` is set to an upper bound.
+        """
+        self._bound = None
         keys, members = self._classes(t)
         slots = self._sockets()
         st = self.sim.state
@@ -148,7 +158,13 @@ class OraclePolicy(policy.Policy):
                 if len(comps) > MAX_COMPOSITIONS:
                     return None, 'too many socket compositions'
         if n_states > MAX_STATES:
-            return None, '%d states is too many' % n_states
+            per_class = self._evaluate(keys, members, comps, h0, s0, t)
+            comp_arr = np.array(comps, dtype=float)
+            with np.errstate(divide='ignore', invalid='ignore'):
+                each = np.where(comp_arr > 0, per_class / comp_arr, -np.inf)
+            self._bound = float(np.dot(counts, each.max(axis=0)))
+            return None, ('%d states is too many for the exact search'
+                          % n_states)
         memo_key = (tuple(keys), tuple(counts), len(slots))
         if memo_key in self._memo:
             assignment, total = self._memo[memo_key]
@@ -198,12 +214,7 @@ class OraclePolicy(policy.Policy):
         found, why = self.search(t)
         current = float(sum(self._current_perf(t)))
         if found is None:
-            note = ('oracle: exact search not possible (%s); kept the '
-                    'current placement, gap bound %.3f (perf <= 1 each)'
-                    % (why, len(self.sim.state.instances) - current))
-            if note not in self.notes:
-                self.notes.append(note)
-            return cluster.Plan(reason=note)
+            return self._fallback(t, why, current)
         if found['value'] <= current * (1.0 + self.min_gain):
             return cluster.Plan(reason='oracle: current placement within '
                                 '%.1f %% of the optimum' % (100 * self.min_gain))
@@ -214,6 +225,92 @@ class OraclePolicy(policy.Policy):
         return cluster.Plan(actions=self._moves(found),
                             indicators={'oracle_value': found['value'],
                                         'current_value': current})
+
+    def _fallback(self, t, why, current):
+        """Best found (current or balanced deal) and a gap bound."""
+        n = len(self.sim.state.instances)
+        bound = self._bound if self._bound is not None else float(n)
+        how = ('best per-instance performance over all socket '
+               'compositions' if self._bound is not None
+               else 'performance <= 1 per instance')
+        dealt = None
+        if all(i.movable for i in self.sim.state.instances):
+            dealt = self._deal(t)
+        if dealt is not None and dealt['value'] > current * (
+                1.0 + self.min_gain):
+            note = ('oracle: exact search not possible (%s); best found: '
+                    'a balanced deal, sum of normalised performance %.3f '
+                    '(current %.3f), gap to optimum <= %.3f (%s)'
+                    % (why, dealt['value'], current,
+                       max(0.0, bound - dealt['value']), how))
+            self.notes.append(note)
+            return cluster.Plan(actions=self._moves(dealt),
+                                indicators={'found_value': dealt['value'],
+                                            'gap_bound': bound
+                                            - dealt['value']})
+        note = ('oracle: exact search not possible (%s); best found: the '
+                'current placement, sum of normalised performance %.3f, gap '
+                'to optimum <= %.3f (%s)' % (why, current,
+                                             max(0.0, bound - current), how))
+        if not self.notes or self.notes[-1] != note:
+            self.notes.append(note)
+        return cluster.Plan(reason=note)
+
+    def _deal(self, t):
+        """Ahn et al.'s distribute (section 3), generalised to all sockets.
+
+        Instances sorted by their LLC misses alone, most first, each to the
+        socket with room (allocated cores, node memory) whose summed misses
+        are lowest; memory local. Returns the same dict as :meth:`search`
+        (``exact`` False), or None when something does not fit.
+        """
+        st = self.sim.state
+        keys, members = self._classes(t)
+        cls_of = {}
+        for j, group in enumerate(members):
+            for inst in group:
+                cls_of[inst.uuid] = j
+        slots = self._sockets()
+        p = st.problem(t)
+        rate = solver.solve(solver.alone(p)).misses_per_s
+        free = [st.cores_of_socket(h, s) for h, s, _ in slots]
+        mem = []
+        for h, s, _ in slots:
+            model = st.hosts[h].model
+            idx = list(model.node_indices_of_socket(s))
+            mem.append(float(model.memory_mib[idx].sum())
+                       * st.hosts[h].hw.ram_allocation_ratio)
+        load = [0.0] * len(slots)
+        assignment = [[0] * len(keys) for _ in slots]
+        chosen = {}
+        for i in np.argsort(-rate, kind='stable'):
+            inst = st.instances[i]
+            need = inst.vcpus * inst.quota
+            room = [k for k in range(len(slots))
+                    if free[k] + 1e-9 >= need and mem[k] >= inst.memory_mib]
+            if not room:
+                return None
+            k = min(room, key=lambda k: (load[k], -free[k], k))
+            free[k] -= need
+            mem[k] -= inst.memory_mib
+            load[k] += rate[i]
+            assignment[k][cls_of[inst.uuid]] += 1
+            chosen[inst.uuid] = k
+        tmp = state_mod.ClusterState(st.hosts)
+        for inst in st.instances:
+            copy = state_mod.SimInstance(
+                inst.uuid, inst.name, inst.profile, quota=inst.quota,
+                phase_offset=inst.phase_offset)
+            tmp.add(copy)
+            h, s, _ = slots[chosen[inst.uuid]]
+            tmp.place(copy, h, s)
+        q = tmp.problem(t)
+        ref = solver.solve(solver.alone(q))
+        q.cpi_ref = ref.cpi
+        value = float(solver.normalised_performance(
+            q, solver.solve(q), ref).sum())
+        return dict(keys=keys, members=members, slots=slots,
+                    assignment=assignment, value=value, exact=False)
 
     def _current_perf(self, t):
         st = self.sim.state

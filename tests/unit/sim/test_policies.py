@@ -2,6 +2,7 @@
 
 import itertools
 
+import fixtures
 import numpy as np
 from oslotest import base
 import stevedore
@@ -150,5 +151,25 @@ class TestOracle(base.BaseTestCase):
         }
         sim = simulator.Simulator(scenario.from_dict(data, 'm.yaml'))
         result = simulator.run(sim.scenario, 'oracle', epochs=1)
-        self.assertTrue(any('not possible' in n and 'gap bound' in n
+        self.assertTrue(any('not possible' in n and 'gap to optimum' in n
                             for n in result.notes))
+
+    def test_too_many_states_gives_a_deal_and_a_bound(self):
+        sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
+        before = sum(sim.performance().values())
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        exact = orc.search(sim.now + sim.scenario.epoch_s / 2.0)[0]['value']
+        self.useFixture(fixtures.MockPatchObject(oracle, 'MAX_STATES', 100))
+        orc.bind(sim)
+        plan = orc.rebalance(sim.view(), None)
+        self.assertTrue(plan.actions)
+        self.assertEqual((), sim.apply(plan).rejected)
+        bound = plan.indicators['gap_bound']
+        found = plan.indicators['found_value']
+        self.assertGreater(found, before * 1.1)
+        self.assertGreaterEqual(bound, 0.0)
+        # The exact optimum lies between what was found and the bound.
+        self.assertLessEqual(found, exact + 1e-3)
+        self.assertGreaterEqual(found + bound, exact)
+        self.assertIn('balanced deal', orc.notes[-1])
