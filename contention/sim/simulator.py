@@ -22,6 +22,7 @@ from contention import classify
 from contention import cluster
 from contention import report
 from contention.sim import counters as counters_mod
+from contention.sim import hardware
 from contention.sim import migration
 from contention.sim import placement
 from contention.sim import scenario as scenario_mod
@@ -133,7 +134,6 @@ class Simulator(object):
         self._noise_rng = np.random.default_rng([self.seed, 1])
         hosts = [state_mod.SimHost(name, None, scenario.hardware[cls])
                  for name, cls in scenario.hosts]
-        from contention.sim import hardware
         for host in hosts:
             host.model = hardware.host_model(host.name, host.hw)
         self.state = state_mod.ClusterState(hosts)
