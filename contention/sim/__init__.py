@@ -44,6 +44,13 @@ solver_wall_s, notes, and ``simulated=True``.
 The ``rng`` handed to ``Policy.rebalance`` and ``Policy.place`` is a
 seeded :class:`numpy.random.Generator`; ``run`` with the same seed gives
 the same numbers.
+
+A policy that, in OpenStack, reads the telemetry store (the Nova weigher,
+our Watcher strategies) keeps the simulator it gets in ``bind`` and reads
+``simulator.host_reports()`` (what the agents would have published for the
+last epoch) instead; that is telemetry, not ground truth. Only the oracle
+reads ``simulator.state`` or solves placements itself. Instances' ``image_id``
+and ``flavor`` are their profile's name, so per-image profiles work.
 """
 
 from contention.sim.scenario import available as scenarios  # noqa: F401
