@@ -39,23 +39,28 @@ class PlacementError(ValueError):
 
 def host_capacity(state, h):
     """(vCPUs, memory MiB) a host offers, allocation ratios applied."""
+    cache = state.__dict__.setdefault('_capacity', {})
+    if h in cache:
+        return cache[h]
     host = state.hosts[h]
     model = host.model
     usable = [i for i, n in enumerate(model.node_ids)
               if n not in model.reserved]
     vcpus = float((model.cores[usable] * model.threads[usable]).sum())
     memory = float(model.memory_mib[usable].sum())
-    return (vcpus * host.hw.cpu_allocation_ratio,
-            memory * host.hw.ram_allocation_ratio)
+    cache[h] = (vcpus * host.hw.cpu_allocation_ratio,
+                memory * host.hw.ram_allocation_ratio)
+    return cache[h]
 
 
 def host_free(state, h, exclude=None):
     cpu, mem = host_capacity(state, h)
-    for inst in state.on_host(h):
-        if inst is exclude:
-            continue
-        cpu -= inst.vcpus
-        mem -= inst.memory_mib
+    used_cpu, used_mem = state.used(h)
+    cpu -= used_cpu
+    mem -= used_mem
+    if exclude is not None and exclude.host == h:
+        cpu += exclude.vcpus
+        mem += exclude.memory_mib
     return cpu, mem
 
 
@@ -143,7 +148,7 @@ def _worst(state, instances):
     alone = solver.solve(solver.alone(p))
     order = np.argsort(-alone.misses_per_s, kind='stable')
     for inst in instances:
-        inst.host = None
+        state.set_host(inst, None)
     slots = [(h, s) for h in range(len(state.hosts))
              for s in state.hosts[h].model.usable_sockets()]
     cursor = 0

@@ -508,7 +508,8 @@ class Simulator(object):
 
     def _restore(self, snap):
         for i, host, vf, mf, moved in snap:
-            i.host, i.vcpu_frac, i.mem_frac = host, vf, mf
+            self.state.set_host(i, host)
+            i.vcpu_frac, i.mem_frac = vf, mf
             i.last_moved_at = moved
 
     def _apply(self, action):

@@ -58,12 +58,39 @@ class ClusterState(object):
         self.by_uuid = {}
         self.width = max(h.model.n_nodes for h in self.hosts)
         self._static = None
+        #: host index -> {uuid: instance}, and (vCPUs, MiB) used, kept up
+        #: to date by :meth:`set_host` so capacity checks are O(1).
+        self._members = {}
+        self._used = {}
+        self._position = {}
 
     # -- placement -------------------------------------------------------
 
     def add(self, inst):
+        self._position[inst.uuid] = len(self.instances)
         self.instances.append(inst)
         self.by_uuid[inst.uuid] = inst
+        if inst.host is not None:
+            host, inst.host = inst.host, None
+            self.set_host(inst, host)
+
+    def set_host(self, inst, host):
+        """Move ``inst`` to host index ``host`` (None = unplaced)."""
+        if inst.uuid in self.by_uuid and inst.host is not None:
+            self._members.get(inst.host, {}).pop(inst.uuid, None)
+            used = self._used[inst.host]
+            used[0] -= inst.vcpus
+            used[1] -= inst.memory_mib
+        inst.host = host
+        if inst.uuid in self.by_uuid and host is not None:
+            self._members.setdefault(host, {})[inst.uuid] = inst
+            used = self._used.setdefault(host, [0.0, 0.0])
+            used[0] += inst.vcpus
+            used[1] += inst.memory_mib
+
+    def used(self, host):
+        """(vCPUs, MiB) of the instances on a host."""
+        return tuple(self._used.get(host, (0.0, 0.0)))
 
     def spread(self, host, socket):
         """A node-fraction vector spreading evenly over a socket."""
@@ -77,7 +104,7 @@ class ClusterState(object):
         return frac
 
     def place(self, inst, host, socket, mem_socket=None):
-        inst.host = host
+        self.set_host(inst, host)
         inst.vcpu_frac = self.spread(host, socket)
         inst.mem_frac = self.spread(
             host, socket if mem_socket is None else mem_socket)
@@ -98,7 +125,10 @@ class ClusterState(object):
         return model.node_ids[int(np.argmax(frac))]
 
     def on_host(self, host):
-        return [i for i in self.instances if i.host == host]
+        """Instances on a host, in the order they were added."""
+        members = self._members.get(host, {})
+        return sorted(members.values(),
+                      key=lambda i: self._position[i.uuid])
 
     def vcpus_on_socket(self, host, socket):
         model = self.hosts[host].model

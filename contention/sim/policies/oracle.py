@@ -36,8 +36,6 @@ after every action, plus memory moves for instances whose memory is not
 local.
 """
 
-import itertools
-
 import numpy as np
 
 from contention import cluster
@@ -47,6 +45,35 @@ from contention.sim import state as state_mod
 
 MAX_STATES = 2000000
 MAX_COMPOSITIONS = 20000
+
+
+def _compositions(counts, vcpus, mems, cap, node_mem):
+    """Every per-class count vector a socket can hold, or None if too many.
+
+    Depth-first with the remaining cores and memory as bounds, so it never
+    walks the (huge) product of all counts.
+    """
+    found = []
+    current = [0] * len(counts)
+
+    def walk(j, cores, memory):
+        if len(found) > MAX_COMPOSITIONS:
+            return
+        if j == len(counts):
+            found.append(tuple(current))
+            return
+        most = counts[j]
+        if vcpus[j] > 0:
+            most = min(most, int((cores + 1e-9) // vcpus[j]))
+        if mems[j] > 0:
+            most = min(most, int((memory + 1e-9) // mems[j]))
+        for n in range(most + 1):
+            current[j] = n
+            walk(j + 1, cores - n * vcpus[j], memory - n * mems[j])
+        current[j] = 0
+
+    walk(0, cap, node_mem)
+    return None if len(found) > MAX_COMPOSITIONS else found
 
 
 class OraclePolicy(policy.Policy):
@@ -150,13 +177,10 @@ class OraclePolicy(policy.Policy):
             model.node_indices_of_socket(s0))].sum())
         cap = max(cores, np.ceil(sum(v * c for v, c in zip(vcpus, counts))
                                  / len(slots)))
-        comps = []
-        for comp in itertools.product(*[range(c + 1) for c in counts]):
-            if (sum(v * c for v, c in zip(vcpus, comp)) <= cap
-                    and sum(m * c for m, c in zip(mems, comp)) <= node_mem):
-                comps.append(comp)
-                if len(comps) > MAX_COMPOSITIONS:
-                    return None, 'too many socket compositions'
+        comps = _compositions(counts, vcpus, mems, cap, node_mem)
+        if comps is None:
+            return None, ('more than %d socket compositions'
+                          % MAX_COMPOSITIONS)
         if n_states > MAX_STATES:
             per_class = self._evaluate(keys, members, comps, h0, s0, t)
             comp_arr = np.array(comps, dtype=float)
