@@ -51,6 +51,13 @@ class InstanceView:
     skip_reason: Optional[str] = None
     #: When it was last moved by us (seconds since the epoch), for cool-down.
     last_moved_at: Optional[float] = None
+    #: CPU cap as a fraction of its vCPUs (1 = uncapped; None = unknown).
+    #: Merlin's CPU sensitivity is cpu_util / cpu_quota.
+    cpu_quota: Optional[float] = None
+    #: NUMA node holding most of its memory (None = unknown).
+    memory_node: Optional[int] = None
+    #: Fraction of its memory on nodes its vCPUs do not run on.
+    remote_memory_ratio: Optional[float] = None
 
 
 @dataclasses.dataclass(frozen=True)

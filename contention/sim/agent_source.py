@@ -1,0 +1,84 @@
+"""The agent's ``sim`` counter source: an emulated host, real reports.
+
+With ``[agent] sources = sim`` the agent runs its ordinary collection loop
+(:mod:`compute_agent.loop`) on one host of a simulator scenario: this
+source reports that host's topology (generated from the scenario's
+hardware class), its instances with their vCPU and memory placement, and
+cumulative counters that grow by what the contention solver computes for
+each interval (:mod:`contention.sim.counters`). The loop turns them into
+deltas and a :class:`~contention.report.HostReport` exactly as for a real
+host, so the collector, the store, the weigher and the strategies can run
+end to end without hardware. Its status reason says ``simulated``.
+
+Options are in the ``[sim]`` group (:mod:`contention.sim.opts`).
+"""
+
+import dataclasses
+
+from compute_agent.sources import base
+from contention.sim import opts
+from contention.sim import scenario as scenario_mod
+from contention.sim import simulator
+
+
+class SimSource(base.Source):
+    name = 'sim'
+
+    def __init__(self):
+        self.sim = None
+        self._host = None
+        self._start = None
+        self._last = None
+        self._error = None
+
+    def open(self, conf):
+        opts.register_opts(conf)
+        sim_conf = conf.sim
+        try:
+            scen = scenario_mod.load(sim_conf.scenario)
+            if sim_conf.noise is not None:
+                scen = dataclasses.replace(scen, noise=sim_conf.noise)
+            self.sim = simulator.Simulator(
+                scen, seed=sim_conf.seed,
+                placement_policy=sim_conf.placement)
+        except (ValueError, OSError) as exc:
+            self._error = '[sim] scenario: %s' % exc
+            return
+        names = [h.name for h in self.sim.state.hosts]
+        wanted = sim_conf.host
+        if wanted is None:
+            agent_host = getattr(getattr(conf, 'agent', None), 'host', None)
+            wanted = agent_host if agent_host in names else names[0]
+        if wanted not in names:
+            self._error = ('[sim] host: %s is not a host of scenario %s '
+                           '(hosts: %s)' % (wanted, scen.name,
+                                            ', '.join(names)))
+            return
+        self._host = self.sim.state.host_index[wanted]
+
+    def collect(self, now):
+        if self._error or self.sim is None:
+            return self.unavailable(self._error or 'not opened')
+        if self._start is None:
+            self._start = now
+        t = now - self._start
+        dt = now - self._last if self._last is not None else 0.0
+        self._last = now
+        if dt > 0:
+            self.sim.measure(t - dt / 2.0, dt)
+        host = self.sim.state.hosts[self._host]
+        samples = []
+        for inst in self.sim.state.on_host(self._host):
+            placed = self.sim.placement_of(inst.uuid)
+            samples.append(base.InstanceSample(
+                uuid=inst.uuid, name=inst.name, vcpus=inst.vcpus,
+                memory_mib=inst.memory_mib, flavor=inst.profile.name,
+                image_id=inst.profile.name, cpu_policy='shared',
+                vcpu_cpus=placed['vcpu_cpus'],
+                memory_mib_per_node=placed['memory_mib_per_node'],
+                counters=self.sim.cumulative_counters(inst.uuid),
+                incarnation='sim-%d' % self.sim.seed))
+        sample = self.available(topology=host.model.topology,
+                                instances=tuple(samples))
+        return dataclasses.replace(sample, status=dataclasses.replace(
+            sample.status, reason='simulated'))

@@ -1,0 +1,129 @@
+"""``contention-sim``: run scenarios on the simulator.
+
+    contention-sim scenarios
+    contention-sim evaluate --scenario ahn-wl1 --policy oracle
+    contention-sim evaluate --scenario my.yaml --policy local --epochs 20 \\
+        --seed 3 --json
+
+Subcommands are registered in :data:`SUBCOMMANDS` (name -> (add_arguments,
+run)), so another subcommand (e.g. ``demo``) is one more entry. Every
+figure printed is simulated and labelled so.
+"""
+
+import argparse
+import json
+import sys
+
+from contention.sim import scenario as scenario_mod
+from contention.sim import simulator
+
+LABEL = '[simulated]'
+
+
+def _add_evaluate(parser):
+    parser.add_argument('--scenario', required=True,
+                        help='shipped scenario name or YAML file path')
+    parser.add_argument('--policy', required=True,
+                        help='policy name (contention.sim.policies)')
+    parser.add_argument('--epochs', type=int, default=None,
+                        help='epochs to run (default: the scenario\'s)')
+    parser.add_argument('--seed', type=int, default=None,
+                        help='seed (default: the scenario\'s)')
+    parser.add_argument('--placement', default=None,
+                        choices=scenario_mod.PLACEMENTS,
+                        help='initial placement overriding the scenario\'s')
+    parser.add_argument('--json', action='store_true',
+                        help='print the result as JSON')
+
+
+def format_result(result):
+    """The human-readable report of a RunResult; every figure labelled."""
+    r = result
+    lines = ['%s scenario %s, policy %s, seed %d, %d epochs, initial '
+             'placement %s' % (LABEL, r.scenario, r.policy, r.seed,
+                               r.epochs, r.placement), '',
+             '%-28s %-14s %-10s %9s %9s %11s'
+             % ('vm', 'profile', 'host', 'perf mean', 'perf min',
+                'degradation')]
+    for vm in r.vms:
+        lines.append('%-28s %-14s %-10s %9.3f %9.3f %11.3f'
+                     % (vm.name[:28], vm.profile[:14], vm.host[:10],
+                        vm.perf_mean, vm.perf_min, vm.degradation))
+    lines += ['', 'totals %s' % LABEL,
+              '  normalised performance, mean     %.3f' % r.perf_mean,
+              '  normalised performance, minimum  %.3f' % r.perf_min,
+              '  degradation spread (max - min)   %.3f'
+              % r.degradation_spread,
+              '  degradation h-spread (IQR)       %.3f'
+              % r.degradation_hspread,
+              '  live migrations                  %d' % r.migrations,
+              '  vCPU moves                       %.0f' % r.vcpu_moves,
+              '  memory moves (within hosts)      %d' % r.memory_moves,
+              '  memory moved                     %.2f GiB'
+              % r.memory_moved_gib,
+              '  CPU quota changes                %d' % r.quota_changes,
+              '  rejected actions                 %d' % r.rejected_actions,
+              '  CPU utilisation                  %.3f' % r.cpu_utilisation,
+              '  platform efficiency (Merlin)     %.3f'
+              % r.platform_efficiency,
+              '  decision wall time               %.3f s'
+              % r.decision_wall_s,
+              '  solver wall time                 %.3f s'
+              % r.solver_wall_s]
+    if r.notes:
+        lines += ['', 'notes:'] + ['  ' + n for n in r.notes]
+    return '\n'.join(lines)
+
+
+def _run_evaluate(args):
+    result = simulator.run(args.scenario, args.policy, epochs=args.epochs,
+                           seed=args.seed, placement_policy=args.placement)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(format_result(result))
+    return 0
+
+
+def _add_scenarios(parser):
+    pass
+
+
+def _run_scenarios(args):
+    for name in scenario_mod.available():
+        scen = scenario_mod.load(name)
+        print('%-14s %s' % (name, scen.description))
+    return 0
+
+
+#: name -> (help, add_arguments(parser), run(args) -> exit status)
+SUBCOMMANDS = {
+    'evaluate': ('run a scenario under a policy and print simulated '
+                 'metrics', _add_evaluate, _run_evaluate),
+    'scenarios': ('list the shipped scenarios', _add_scenarios,
+                  _run_scenarios),
+}
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog='contention-sim',
+        description='Run contention scenarios on the simulator. Every '
+                    'figure it prints is simulated.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    for name, (text, add, _) in SUBCOMMANDS.items():
+        add(sub.add_parser(name, help=text, description=text))
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return SUBCOMMANDS[args.command][2](args)
+    except (scenario_mod.ScenarioError, ValueError) as exc:
+        print('contention-sim: error: %s' % exc, file=sys.stderr)
+        return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,705 @@
+"""The simulator driver: a cluster state that policies observe and change.
+
+:class:`Simulator` holds one scenario's cluster. Time advances in epochs
+of ``scenario.epoch_s`` seconds; each :meth:`Simulator.step` solves the
+epoch (at its midpoint's CPU demands, with the costs of the migrations
+that overlap it) and accumulates every instance's normalised performance,
+CPU use and counters. Policies see only :meth:`Simulator.view`, built from
+the synthetic counters of the last epoch through the same core functions
+as a real host's report (:func:`contention.aggregate.derive_metrics`,
+:func:`contention.classify.merlin_class`), and change the cluster only
+through :meth:`Simulator.apply`. :func:`run` is the whole loop.
+"""
+
+import dataclasses
+import time
+import uuid as uuidlib
+
+import numpy as np
+
+from contention import aggregate
+from contention import classify
+from contention import cluster
+from contention import report
+from contention.sim import counters as counters_mod
+from contention.sim import hardware
+from contention.sim import migration
+from contention.sim import placement
+from contention.sim import scenario as scenario_mod
+from contention.sim import solver
+from contention.sim import state as state_mod
+
+_NAMESPACE = uuidlib.UUID('0b3f6a52-5f0e-4a57-9d51-3c1f7f2a9e11')
+POLICY_NAMESPACE = 'contention.sim.policies'
+
+
+@dataclasses.dataclass(frozen=True)
+class Rejected:
+    """An action the simulator refused, and why."""
+
+    action: object
+    reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyResult:
+    applied: tuple = ()
+    rejected: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class VmResult:
+    """One instance over a run (all figures simulated)."""
+
+    uuid: str
+    name: str
+    profile: str
+    host: str
+    perf_mean: float
+    perf_min: float
+    degradation: float
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """What :func:`run` measured; every figure is simulated."""
+
+    scenario: str
+    policy: str
+    seed: int
+    epochs: int
+    placement: str
+    vms: tuple
+    #: Mean over VMs of their time-averaged normalised performance.
+    perf_mean: float
+    perf_min: float
+    #: Degradation = 1 - performance; its spread across VMs, max - min,
+    #: and the h-spread (inter-quartile range) Merlin reports.
+    degradation_spread: float
+    degradation_hspread: float
+    migrations: int
+    vcpu_moves: float
+    memory_moves: int
+    memory_moved_gib: float
+    quota_changes: int
+    rejected_actions: int
+    #: Merlin section 5.2: sum over applications of their normalised
+    #: performance / (CPU used / CPU available), CPU used including the
+    #: migration work.
+    platform_efficiency: float
+    cpu_utilisation: float
+    decision_wall_s: float
+    solver_wall_s: float
+    simulated: bool = True
+    notes: tuple = ()
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+
+def load_policy(name, **params):
+    """A policy object from the ``contention.sim.policies`` namespace."""
+    import stevedore
+    try:
+        mgr = stevedore.DriverManager(POLICY_NAMESPACE, name,
+                                      invoke_on_load=True,
+                                      invoke_kwds=params)
+    except stevedore.exception.NoMatches:
+        known = sorted(stevedore.ExtensionManager(POLICY_NAMESPACE).names())
+        raise ValueError('unknown policy %r (known: %s)'
+                         % (name, ', '.join(known)))
+    return mgr.driver
+
+
+class Simulator(object):
+    """One scenario's emulated cluster (see the module docstring).
+
+    :param scenario: a :class:`~contention.sim.scenario.Scenario`, or a
+        shipped scenario name or file path.
+    :param seed: overrides the scenario's seed.
+    :param placement: overrides the scenario's initial placement policy.
+    """
+
+    def __init__(self, scenario, seed=None, placement_policy=None):
+        if isinstance(scenario, str):
+            scenario = scenario_mod.load(scenario)
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else int(seed)
+        self.placement = placement_policy or scenario.placement
+        if self.placement not in placement.PLACEMENTS:
+            raise ValueError('unknown placement %r (known: %s)'
+                             % (self.placement,
+                                ', '.join(placement.PLACEMENTS)))
+        self._rng = np.random.default_rng([self.seed, 0])
+        self._noise_rng = np.random.default_rng([self.seed, 1])
+        hosts = [state_mod.SimHost(name, None, scenario.hardware[cls])
+                 for name, cls in scenario.hosts]
+        for host in hosts:
+            host.model = hardware.host_model(host.name, host.hw)
+        self.state = state_mod.ClusterState(hosts)
+        self.epoch = 0
+        self.costs = migration.Costs()
+        self.running = []
+        self.rejected = 0
+        self._arrived = 0
+        self._perf_sum = {}
+        self._perf_min = {}
+        self._time = {}
+        self._cpu_used_s = 0.0
+        self._capacity_s = 0.0
+        self._cumulative = {}
+        self.solver_wall_s = 0.0
+        insts = [self._new_instance(spec.name, spec.profile, spec.quota,
+                                    spec.movable)
+                 for spec in scenario.instances]
+        for inst in insts:
+            self.state.add(inst)
+        placement.initial(self.state, insts, scenario.instances,
+                          self.placement, self._rng)
+        self._last = None
+        self._measure(0.0, self.scenario.epoch_s)
+
+    # -- construction -----------------------------------------------------
+
+    @property
+    def now(self):
+        return self.epoch * self.scenario.epoch_s
+
+    def _new_instance(self, name, profile_name, quota=1.0, movable=True):
+        prof = self.scenario.profiles[profile_name]
+        uuid = str(uuidlib.uuid5(_NAMESPACE, '%s/%s' % (self.scenario.name,
+                                                        name)))
+        offset = (float(self._rng.uniform(0, prof.demand_period))
+                  if prof.desync_phases and prof.demand_period else 0.0)
+        return state_mod.SimInstance(uuid=uuid, name=name, profile=prof,
+                                     quota=quota, phase_offset=offset,
+                                     movable=movable)
+
+    # -- solving ----------------------------------------------------------
+
+    def _overheads(self, dt):
+        """Per-instance slowdown and per-node extra CPU/traffic of copies."""
+        n = len(self.state.instances)
+        g = int(self.state._host_arrays()['node_cores'].shape[0])
+        slowdown = np.zeros(n)
+        extra_cpu = np.zeros(g)
+        extra_traffic = np.zeros(g)
+        index = {inst.uuid: i for i, inst in enumerate(self.state.instances)}
+        for run in self.running:
+            share = min(run.remaining_s, dt) / dt
+            i = index.get(run.uuid)
+            if i is not None:
+                slowdown[i] = min(0.95, slowdown[i] + run.slowdown * share)
+            for node in run.nodes:
+                extra_cpu[node] += run.cpu_cores * share
+                extra_traffic[node] += run.bytes_per_s * share
+        return slowdown, extra_cpu, extra_traffic
+
+    def _measure(self, t, dt, overheads=None):
+        start = time.perf_counter()
+        if overheads is None:
+            p = self.state.problem(t)
+        else:
+            slowdown, cpu, traffic = overheads
+            p = self.state.problem(t, slowdown=slowdown, extra_cpu=cpu,
+                                   extra_traffic=traffic)
+        ref = solver.solve(solver.alone(p))
+        p.cpi_ref = ref.cpi
+        sol = solver.solve(p)
+        perf = solver.normalised_performance(p, sol, ref)
+        self.solver_wall_s += time.perf_counter() - start
+        counts = counters_mod.deltas(p, sol, dt, self.scenario.noise,
+                                     self._noise_rng)
+        self._last = dict(problem=p, solution=sol, perf=perf, dt=dt,
+                          counters=counts, t=t,
+                          uuids=[i.uuid for i in self.state.instances])
+        for i, inst in enumerate(self.state.instances):
+            cum = self._cumulative.setdefault(inst.uuid, dict.fromkeys(
+                counters_mod.NAMES, 0))
+            for name in counters_mod.NAMES:
+                if name == 'llc_occupancy_bytes':
+                    cum[name] = int(counts[name][i])
+                else:
+                    cum[name] += int(counts[name][i])
+        return p, sol, perf
+
+    def step(self):
+        """Run one epoch; return {uuid: normalised performance}."""
+        dt = self.scenario.epoch_s
+        t = self.now + dt / 2.0
+        overheads = self._overheads(dt)
+        p, sol, perf = self._measure(t, dt, overheads)
+        for i, inst in enumerate(self.state.instances):
+            self._perf_sum[inst.uuid] = (self._perf_sum.get(inst.uuid, 0.0)
+                                         + perf[i] * dt)
+            self._time[inst.uuid] = self._time.get(inst.uuid, 0.0) + dt
+            self._perf_min[inst.uuid] = min(
+                self._perf_min.get(inst.uuid, np.inf), perf[i])
+        self._cpu_used_s += (float(sol.cpu_used.sum())
+                             + float(overheads[1].sum())) * dt
+        self._capacity_s += self._usable_cores() * dt
+        for run in self.running:
+            self.costs.migration_seconds += min(run.remaining_s, dt)
+            run.remaining_s -= dt
+        self.running = [r for r in self.running if r.remaining_s > 1e-9]
+        self.epoch += 1
+        return {inst.uuid: float(perf[i])
+                for i, inst in enumerate(self.state.instances)}
+
+    def _usable_cores(self):
+        total = 0.0
+        for host in self.state.hosts:
+            m = host.model
+            total += sum(m.cores[i] for i, n in enumerate(m.node_ids)
+                         if n not in m.reserved)
+        return total
+
+    def measure(self, t, dt):
+        """Solve at time ``t`` and add ``dt`` seconds of counters.
+
+        For the agent's sim source, which advances in its own intervals
+        rather than in epochs; performance accounting is not touched.
+        """
+        self._measure(t, dt, self._overheads(dt))
+
+    def cumulative_counters(self, uuid):
+        """Counter name -> cumulative int (occupancy: the last gauge)."""
+        return dict(self._cumulative.get(uuid, {}))
+
+    def placement_of(self, uuid):
+        """vcpu_cpus and memory_mib_per_node of an instance."""
+        inst = self.state.by_uuid[uuid]
+        host = self.state.hosts[inst.host]
+        cursor = {}
+        for other in self.state.on_host(inst.host):
+            cpus = self._vcpu_cpus(other, host.model.topology, cursor)
+            if other is inst:
+                break
+        return dict(vcpu_cpus=cpus, memory_mib_per_node={
+            host.model.node_ids[k]: float(inst.memory_mib * f)
+            for k, f in enumerate(inst.mem_frac) if f > 0})
+
+    # -- what policies see -------------------------------------------------
+
+    def performance(self):
+        """{uuid: normalised performance} of the last solved interval."""
+        last = self._last
+        return {u: float(last['perf'][i])
+                for i, u in enumerate(last['uuids'])}
+
+    def _records(self, h):
+        """InstanceRecords (counters of the last interval) of host h."""
+        last = self._last
+        host = self.state.hosts[h]
+        topo = host.model.topology
+        cursor = {}
+        records = []
+        for i, uuid in enumerate(last['uuids']):
+            inst = self.state.by_uuid[uuid]
+            if inst.host != h:
+                continue
+            counts = report.Counters(**{
+                name: int(round(last['counters'][name][i]))
+                for name in counters_mod.NAMES})
+            records.append(report.InstanceRecord(
+                uuid=uuid, name=inst.name, vcpus=inst.vcpus,
+                memory_mib=inst.memory_mib, flavor=inst.profile.name,
+                image_id=inst.profile.name,
+                vcpu_cpus=self._vcpu_cpus(inst, topo, cursor),
+                memory_mib_per_node={
+                    host.model.node_ids[k]: float(inst.memory_mib * frac)
+                    for k, frac in enumerate(inst.mem_frac) if frac > 0},
+                counters=counts))
+        return records
+
+    def _vcpu_cpus(self, inst, topo, cursor):
+        """Host CPUs for each vCPU: round-robin over each node's CPUs."""
+        model = self.state.hosts[inst.host].model
+        counts = np.floor(inst.vcpu_frac * inst.vcpus + 1e-9).astype(int)
+        rest = inst.vcpus - counts.sum()
+        for k in np.argsort(-(inst.vcpu_frac * inst.vcpus - counts))[:rest]:
+            counts[k] += 1
+        cpus = []
+        for k, count in enumerate(counts):
+            node = topo.node(model.node_ids[k])
+            for _ in range(count):
+                pos = cursor.get(node.id, 0)
+                cpus.append(node.cpus[pos % len(node.cpus)])
+                cursor[node.id] = pos + 1
+        return tuple(cpus)
+
+    def host_reports(self, interval_s=None):
+        """One :class:`~contention.report.HostReport` per host (last epoch).
+
+        Built by :func:`contention.aggregate.build_report`, the function
+        the agent uses, from the synthetic counters.
+        """
+        interval = interval_s or self._last['dt']
+        stamp = 1.0e9 + self.now
+        status = (report.SourceStatus('sim', True, 'simulated'),)
+        return [aggregate.build_report(host.name, stamp, interval,
+                                       host.model.topology,
+                                       self._records(h), sources=status)
+                for h, host in enumerate(self.state.hosts)]
+
+    def view(self):
+        """The :class:`~contention.cluster.ClusterView` policies decide on."""
+        last = self._last
+        hosts = []
+        for h, host in enumerate(self.state.hosts):
+            m = host.model
+            sockets = []
+            for s in m.usable_sockets():
+                idx = list(m.node_indices_of_socket(s))
+                sockets.append(cluster.SocketView(
+                    id=s, nodes=tuple(m.node_ids[i] for i in idx),
+                    cpus=int((m.cores[idx] * m.threads[idx]).sum()),
+                    memory_mib=int(m.memory_mib[idx].sum())))
+            cpu, mem = placement.host_capacity(self.state, h)
+            hosts.append(cluster.HostView(
+                name=host.name, sockets=tuple(sockets),
+                vcpus_total=int(round(cpu / host.hw.cpu_allocation_ratio)),
+                memory_mib_total=int(mem / host.hw.ram_allocation_ratio),
+                cpu_allocation_ratio=host.hw.cpu_allocation_ratio,
+                ram_allocation_ratio=host.hw.ram_allocation_ratio,
+                telemetry_age_s=0.0))
+        position = {u: i for i, u in enumerate(last['uuids'])}
+        instances = []
+        for inst in self.state.instances:
+            instances.append(self._instance_view(inst, position.get(
+                inst.uuid)))
+        return cluster.ClusterView(hosts=tuple(hosts),
+                                   instances=tuple(instances),
+                                   now=1.0e9 + self.now)
+
+    def _instance_view(self, inst, i):
+        host = self.state.hosts[inst.host]
+        topo = host.model.topology
+        metrics = report.Metrics()
+        occupancy = None
+        if i is not None:
+            last = self._last
+            counts = report.Counters(**{
+                name: int(round(last['counters'][name][i]))
+                for name in counters_mod.NAMES})
+            metrics = aggregate.derive_metrics(
+                counts, last['dt'], inst.vcpus,
+                self._vcpu_cpus(inst, topo, {}),
+                {host.model.node_ids[k]: inst.memory_mib * f
+                 for k, f in enumerate(inst.mem_frac) if f > 0}, topo)
+            occupancy = float(counts.llc_occupancy_bytes)
+        return cluster.InstanceView(
+            uuid=inst.uuid, host=host.name, vcpus=inst.vcpus,
+            memory_mib=inst.memory_mib,
+            socket=self.state.socket_of(inst),
+            node=self.state.node_of(inst),
+            llc_misses_per_s=metrics.llc_misses_per_s, mpki=metrics.mpki,
+            mf=metrics.mf, ipc=metrics.ipc, cpu_util=metrics.cpu_util,
+            llc_occupancy_bytes=occupancy,
+            merlin_class=classify.merlin_class(metrics.mpki, metrics.mf),
+            image_id=inst.profile.name, flavor=inst.profile.name,
+            movable=inst.movable,
+            skip_reason=None if inst.movable else 'not movable (scenario)',
+            last_moved_at=inst.last_moved_at, cpu_quota=inst.quota,
+            memory_node=self.state.node_of(inst, inst.mem_frac),
+            remote_memory_ratio=metrics.remote_memory_ratio)
+
+    # -- arrivals -----------------------------------------------------------
+
+    def arrive(self, policy, rng):
+        """Place this epoch's arrivals through ``policy.place``.
+
+        Returns the decision wall time. ``None`` from the policy, or a host
+        that does not fit, falls back to Nova's default (spread).
+        """
+        spent = 0.0
+        for arrival in self.scenario.arrivals:
+            if arrival.epoch != self.epoch:
+                continue
+            for _ in range(arrival.count):
+                self._arrived += 1
+                inst = self._new_instance('%s-arrival-%d' % (
+                    arrival.profile, self._arrived), arrival.profile,
+                    arrival.quota)
+                candidates = [h for h in range(len(self.state.hosts))
+                              if placement.fits(self.state, h, inst)]
+                if not candidates:
+                    self.rejected += 1
+                    continue
+                names = [self.state.hosts[h].name for h in candidates]
+                pending = cluster.InstanceView(
+                    uuid=inst.uuid, host='', vcpus=inst.vcpus,
+                    memory_mib=inst.memory_mib, image_id=inst.profile.name,
+                    flavor=inst.profile.name, cpu_quota=inst.quota)
+                view = self.view()
+                start = time.perf_counter()
+                chosen = policy.place(pending, view, tuple(names), rng)
+                spent += time.perf_counter() - start
+                if chosen in names:
+                    h = self.state.host_index[chosen]
+                else:
+                    h = placement.nova_host(self.state, inst, candidates)
+                placement.place_default(self.state, inst, h)
+                self.state.add(inst)
+        return spent
+
+    # -- actions --------------------------------------------------------------
+
+    def apply(self, plan):
+        """Carry out a :class:`~contention.cluster.Plan`, in order.
+
+        Each action is checked (instance known and movable, source host
+        right, destination capacity within Nova's allocation ratios, node
+        memory); a failed check rejects that action only (a Swap as a
+        whole) and is counted. Costs go to :attr:`costs`.
+        """
+        applied, rejected = [], []
+        for action in plan.actions:
+            try:
+                self._apply(action)
+            except _Refused as exc:
+                rejected.append(Rejected(action, str(exc)))
+                self.rejected += 1
+            else:
+                applied.append(action)
+        return ApplyResult(tuple(applied), tuple(rejected))
+
+    def _inst(self, uuid):
+        inst = self.state.by_uuid.get(uuid)
+        if inst is None:
+            raise _Refused('instance %s is not in the cluster' % uuid)
+        if not inst.movable:
+            raise _Refused('instance %s is not movable' % uuid)
+        return inst
+
+    def _host(self, name):
+        if name not in self.state.host_index:
+            raise _Refused('host %s is not in the cluster' % name)
+        return self.state.host_index[name]
+
+    def _socket(self, h, socket, inst):
+        usable = self.state.hosts[h].model.usable_sockets()
+        if socket is None:
+            return placement.choose_socket(self.state, h, inst)
+        if socket not in usable:
+            raise _Refused('socket %s of %s is not usable (usable: %s)'
+                           % (socket, self.state.hosts[h].name,
+                              list(usable)))
+        return socket
+
+    def _check(self, h):
+        cpu, mem = placement.host_free(self.state, h)
+        name = self.state.hosts[h].name
+        if cpu < -1e-9 or mem < -1e-9:
+            raise _Refused('%s would be over capacity (%.0f vCPUs, %.0f MiB '
+                           'free)' % (name, cpu, mem))
+        model = self.state.hosts[h].model
+        used = self.state.memory_on_nodes(h)
+        limit = model.memory_mib * self.state.hosts[h].hw.ram_allocation_ratio
+        over = np.nonzero(used > limit + 1e-6)[0]
+        if len(over):
+            raise _Refused('node %d of %s would hold %.0f MiB of %.0f'
+                           % (model.node_ids[over[0]], name,
+                              used[over[0]], limit[over[0]]))
+
+    def _snapshot(self, insts):
+        return [(i, i.host, i.vcpu_frac, i.mem_frac, i.last_moved_at)
+                for i in insts]
+
+    def _restore(self, snap):
+        for i, host, vf, mf, moved in snap:
+            self.state.set_host(i, host)
+            i.vcpu_frac, i.mem_frac = vf, mf
+            i.last_moved_at = moved
+
+    def _apply(self, action):
+        if isinstance(action, cluster.Swap):
+            a = self._inst(action.first.instance)
+            b = self._inst(action.second.instance)
+            snap = self._snapshot([a, b])
+            running = list(self.running)
+            costs = dataclasses.replace(self.costs)
+            try:
+                self._migrate(action.first, check=False)
+                self._migrate(action.second, check=False)
+                for h in {a.host, b.host}:
+                    self._check(h)
+            except _Refused:
+                self._restore(snap)
+                self.running = running
+                self.costs = costs
+                raise
+        elif isinstance(action, cluster.Migrate):
+            self._migrate(action, check=True)
+        elif isinstance(action, cluster.Repin):
+            self._repin(action)
+        elif isinstance(action, cluster.CpuQuota):
+            inst = self._inst(action.instance)
+            if not 0 < action.quota <= 1:
+                raise _Refused('quota %r is not in (0, 1]' % action.quota)
+            if inst.quota != action.quota:
+                inst.quota = float(action.quota)
+                self.costs.quota_changes += 1
+        else:
+            raise _Refused('unknown action %r' % (action,))
+
+    def _migrate(self, action, check):
+        inst = self._inst(action.instance)
+        src = self._host(action.source_host)
+        if inst.host != src:
+            raise _Refused('%s is on %s, not %s' % (
+                inst.uuid, self.state.hosts[inst.host].name,
+                action.source_host))
+        dst = self._host(action.dest_host)
+        if dst == src:
+            raise _Refused('migration of %s to its own host' % inst.uuid)
+        snap = self._snapshot([inst])
+        src_nodes = self._gids(src, inst.mem_frac)
+        socket = self._socket(dst, action.dest_socket, inst)
+        self.state.place(inst, dst, socket)
+        if check:
+            try:
+                self._check(dst)
+            except _Refused:
+                self._restore(snap)
+                raise
+        inst.last_moved_at = 1.0e9 + self.now
+        transfer = migration.live_migration(
+            inst.memory_mib, inst.profile.dirty_mib_s,
+            self.scenario.migration)
+        self._start(inst, 'live', src_nodes + self._gids(dst, inst.mem_frac),
+                    transfer, self.scenario.migration.slowdown)
+        self.costs.migrations += 1
+        self.costs.unconverged_migrations += not transfer.converged
+
+    def _repin(self, action):
+        inst = self._inst(action.instance)
+        h = self._host(action.host)
+        if inst.host != h:
+            raise _Refused('%s is not on %s' % (inst.uuid, action.host))
+        socket = self._socket(h, action.dest_socket, inst)
+        snap = self._snapshot([inst])
+        before_v, before_m = inst.vcpu_frac, inst.mem_frac
+        new_v = self.state.spread(h, socket)
+        inst.vcpu_frac = new_v
+        if action.move_memory:
+            inst.mem_frac = new_v.copy()
+            try:
+                self._check(h)
+            except _Refused:
+                self._restore(snap)
+                raise
+        moved_v = 0.5 * np.abs(new_v - before_v).sum() * inst.vcpus
+        self.costs.vcpu_moves += float(moved_v)
+        moved_m = 0.5 * np.abs(inst.mem_frac - before_m).sum()
+        if moved_m > 1e-9:
+            mib = inst.memory_mib * moved_m
+            transfer = migration.memory_move(mib, self.scenario.migration)
+            self._start(inst, 'memory', self._gids(h, before_m)
+                        + self._gids(h, inst.mem_frac), transfer,
+                        self.scenario.migration.memory_move_slowdown)
+            self.costs.memory_moves += 1
+        if moved_v > 1e-9 or moved_m > 1e-9:
+            inst.last_moved_at = 1.0e9 + self.now
+
+    def _gids(self, h, frac):
+        off = self.state.node_offset(h)
+        return tuple(off + k for k, f in enumerate(frac) if f > 0)
+
+    def _start(self, inst, kind, nodes, transfer, slowdown):
+        # Both sides (reader and writer) pay the copy's rate and CPU,
+        # split evenly over the nodes involved.
+        duration = max(transfer.duration_s, 1e-3)
+        nodes = tuple(dict.fromkeys(nodes))
+        sides = 2.0 / max(len(nodes), 1)
+        self.running.append(migration.Running(
+            uuid=inst.uuid, kind=kind, nodes=nodes, remaining_s=duration,
+            bytes_per_s=transfer.transferred_mib * 1048576.0 / duration
+            * sides,
+            slowdown=slowdown,
+            cpu_cores=self.scenario.migration.cpu_cores * sides))
+        self.costs.memory_moved_gib += transfer.transferred_mib / 1024.0
+
+    # -- results -----------------------------------------------------------
+
+    def result(self, policy_name, decision_wall_s, notes=()):
+        """The :class:`RunResult` of the epochs run so far."""
+        vms = []
+        for inst in self.state.instances:
+            t = self._time.get(inst.uuid, 0.0)
+            if t <= 0:
+                continue
+            mean = self._perf_sum[inst.uuid] / t
+            vms.append(VmResult(
+                uuid=inst.uuid, name=inst.name, profile=inst.profile.name,
+                host=self.state.hosts[inst.host].name,
+                perf_mean=float(mean),
+                perf_min=float(self._perf_min[inst.uuid]),
+                degradation=float(1.0 - mean)))
+        perfs = np.array([v.perf_mean for v in vms]) if vms else np.ones(1)
+        deg = 1.0 - perfs
+        by_app = {}
+        for v in vms:
+            by_app.setdefault(v.profile, []).append(v.perf_mean)
+        util = (self._cpu_used_s / self._capacity_s
+                if self._capacity_s else 0.0)
+        pe = (sum(float(np.mean(p)) for p in by_app.values()) / util
+              if util > 0 else 0.0)
+        q75, q25 = np.percentile(deg, [75, 25])
+        return RunResult(
+            scenario=self.scenario.name, policy=policy_name, seed=self.seed,
+            epochs=self.epoch, placement=self.placement, vms=tuple(vms),
+            perf_mean=float(perfs.mean()),
+            perf_min=float(min(v.perf_min for v in vms) if vms else 1.0),
+            degradation_spread=float(deg.max() - deg.min()),
+            degradation_hspread=float(q75 - q25),
+            migrations=self.costs.migrations,
+            vcpu_moves=float(self.costs.vcpu_moves),
+            memory_moves=self.costs.memory_moves,
+            memory_moved_gib=float(self.costs.memory_moved_gib),
+            quota_changes=self.costs.quota_changes,
+            rejected_actions=self.rejected,
+            platform_efficiency=float(pe), cpu_utilisation=float(util),
+            decision_wall_s=float(decision_wall_s),
+            solver_wall_s=float(self.solver_wall_s), notes=tuple(notes))
+
+
+class _Refused(Exception):
+    pass
+
+
+def run(scenario, policy, epochs=None, seed=None, placement_policy=None):
+    """Run ``scenario`` under ``policy``; return a :class:`RunResult`.
+
+    ``scenario``: a Scenario, shipped name or path; ``policy``: a Policy
+    or an entry-point name in ``contention.sim.policies``.
+    """
+    if isinstance(scenario, str):
+        scenario = scenario_mod.load(scenario)
+    name = policy if isinstance(policy, str) else (
+        policy.name or type(policy).__name__)
+    if isinstance(policy, str):
+        policy = load_policy(policy)
+    sim = Simulator(scenario, seed=seed, placement_policy=placement_policy)
+    policy.bind(sim)
+    rng = np.random.default_rng([sim.seed, 2])
+    epochs = scenario.epochs if epochs is None else int(epochs)
+    spent = 0.0
+    notes = []
+    for _ in range(epochs):
+        spent += sim.arrive(policy, rng)
+        if sim.epoch % scenario.audit_every == 0:
+            view = sim.view()
+            start = time.perf_counter()
+            plan = policy.rebalance(view, rng)
+            spent += time.perf_counter() - start
+            outcome = sim.apply(plan)
+            for rej in outcome.rejected:
+                notes.append('epoch %d: rejected %s: %s'
+                             % (sim.epoch, type(rej.action).__name__,
+                                rej.reason))
+            if plan.reason and not plan.actions and sim.epoch == 0:
+                notes.append(plan.reason)
+        sim.step()
+    notes.extend(getattr(policy, 'notes', ()))
+    return sim.result(name, spent, tuple(dict.fromkeys(notes)))

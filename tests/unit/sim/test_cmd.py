@@ -1,0 +1,49 @@
+"""contention-sim: subcommands, labels, JSON, errors."""
+
+import contextlib
+import io
+import json
+
+from oslotest import base
+
+from contention.sim import cmd
+
+
+def _run(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = cmd.main(argv)
+    return status, out.getvalue(), err.getvalue()
+
+
+class TestCmd(base.BaseTestCase):
+
+    def test_scenarios_lists_shipped(self):
+        status, out, _ = _run(['scenarios'])
+        self.assertEqual(0, status)
+        self.assertIn('ahn-wl6', out)
+        self.assertIn('merlin-mix3', out)
+
+    def test_evaluate_text_is_labelled_simulated(self):
+        status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
+                               '--policy', 'none', '--epochs', '2'])
+        self.assertEqual(0, status)
+        self.assertTrue(out.startswith('[simulated]'))
+        self.assertIn('totals [simulated]', out)
+        self.assertIn('platform efficiency', out)
+        self.assertIn('gobmk-1', out)
+
+    def test_evaluate_json(self):
+        status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
+                               '--policy', 'random', '--epochs', '2',
+                               '--seed', '4', '--json'])
+        data = json.loads(out)
+        self.assertTrue(data['simulated'])
+        self.assertEqual(4, data['seed'])
+        self.assertEqual(32, len(data['vms']))
+
+    def test_errors_exit_2_with_message(self):
+        status, _, err = _run(['evaluate', '--scenario', 'nope',
+                               '--policy', 'none'])
+        self.assertEqual(2, status)
+        self.assertIn('nope', err)

@@ -1,0 +1,175 @@
+"""Shipped simulator policies: loading, Merlin baselines, the oracle."""
+
+import itertools
+
+import fixtures
+import numpy as np
+from oslotest import base
+import stevedore
+
+from contention import cluster
+from contention.sim import scenario
+from contention.sim import simulator
+from contention.sim import solver
+from contention.sim import state as state_mod
+from contention.sim.policies import merlin
+from contention.sim.policies import oracle
+
+NAMES = ('none', 'random', 'local', 'low_cost', 'oracle')
+
+
+def _view(quota=0.5, util=0.5, busy_other=False, mpki=5.0):
+    sockets = tuple(cluster.SocketView(s, (s,), 8, 32768) for s in range(3))
+    host = cluster.HostView('h', sockets, 24, 3 * 32768)
+    insts = [cluster.InstanceView(
+        uuid='mm', host='h', vcpus=4, memory_mib=4096, socket=0, node=0,
+        memory_node=0, cpu_util=util, cpu_quota=quota, mpki=mpki)]
+    if busy_other:
+        # socket 0 full: 6 more cores allocated there
+        insts.append(cluster.InstanceView(
+            uuid='other', host='h', vcpus=6, memory_mib=1024, socket=0,
+            node=0, cpu_util=1.0, cpu_quota=1.0, mpki=1.0))
+    return cluster.ClusterView((host,), tuple(insts))
+
+
+class TestLoading(base.BaseTestCase):
+
+    def test_every_policy_loads_by_entry_point(self):
+        names = stevedore.ExtensionManager('contention.sim.policies').names()
+        for name in NAMES + ('watcher_workload_balance',):
+            self.assertIn(name, names)
+            self.assertEqual(name, simulator.load_policy(name).name)
+
+    def test_every_policy_runs_on_ahn_and_merlin(self):
+        for scen in ('ahn-wl1', 'merlin-mix1'):
+            for name in NAMES:
+                result = simulator.run(scen, name, epochs=2)
+                self.assertEqual(name, result.policy)
+                self.assertGreater(result.perf_mean, 0.0)
+
+
+class TestMerlinBaselines(base.BaseTestCase):
+
+    def test_cpu_need_with_room_at_home_raises_the_cap(self):
+        for pol in (merlin.LocalPolicy(), merlin.LowCostPolicy()):
+            plan = pol.rebalance(_view(util=0.5), np.random.default_rng(0))
+            self.assertEqual((cluster.CpuQuota('mm', 'h', 0.75),),
+                             plan.actions)
+
+    def test_no_cpu_need_no_action(self):
+        plan = merlin.LocalPolicy().rebalance(_view(util=0.3), None)
+        self.assertEqual((), plan.actions)
+
+    def test_full_home_local_moves_memory_low_cost_does_not(self):
+        view = _view(util=0.5, busy_other=True)
+        local = merlin.LocalPolicy().rebalance(view, None).actions
+        low = merlin.LowCostPolicy().rebalance(view, None).actions
+        self.assertTrue(local[0].move_memory)
+        self.assertFalse(low[0].move_memory)
+        self.assertEqual(local[0].dest_socket, low[0].dest_socket)
+        self.assertNotEqual(0, local[0].dest_socket)
+
+    def test_node_pressure(self):
+        view = _view(quota=1.0, util=1.0, mpki=120.0)
+        local = merlin.LocalPolicy().rebalance(view, None).actions
+        self.assertIsInstance(local[0], cluster.Repin)
+        self.assertTrue(local[0].move_memory)
+        low = merlin.LowCostPolicy().rebalance(view, None).actions
+        self.assertEqual((cluster.CpuQuota('mm', 'h', 0.75),), low)
+
+
+class TestOracle(base.BaseTestCase):
+
+    def _tiny(self):
+        data = {
+            'name': 'tiny-oracle', 'placement': 'nova_spread',
+            'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
+                                   'l3_mib_per_node': 4,
+                                   'memory_gib_per_node': 4}},
+            'hosts': [{'class': 'small', 'count': 2}],
+            'profile_library': 'ahn-spec2006',
+            'instances': [{'profile': 'lbm', 'count': 3},
+                          {'profile': 'omnetpp', 'count': 3},
+                          {'profile': 'namd', 'count': 2}],
+        }
+        return scenario.from_dict(data, 'tiny-oracle.yaml')
+
+    def _brute_force(self, sim):
+        """Best sum of perf over every distinct class-to-slot assignment."""
+        st = sim.state
+        slots = [(h, s) for h in range(2) for s in (0, 1) for _ in range(2)]
+        classes = ['lbm'] * 3 + ['omnetpp'] * 3 + ['namd'] * 2
+        assignments = sorted(set(itertools.permutations(classes)))
+        hosts = []
+        for k in range(len(assignments)):
+            for h in range(2):
+                hosts.append(state_mod.SimHost('b%d-%d' % (k, h),
+                                               st.hosts[h].model,
+                                               st.hosts[h].hw))
+        big = state_mod.ClusterState(hosts)
+        for k, order in enumerate(assignments):
+            for (h, s), name in zip(slots, order):
+                inst = state_mod.SimInstance(
+                    '%d-%d-%d' % (k, h, s), '', sim.scenario.profiles[name])
+                big.add(inst)
+                big.place(inst, 2 * k + h, s)
+        p = big.problem(0.0)
+        ref = solver.solve(solver.alone(p))
+        perf = solver.normalised_performance(p, solver.solve(p), ref)
+        return perf.reshape(len(assignments), 8).sum(axis=1).max()
+
+    def test_oracle_matches_brute_force(self):
+        sim = simulator.Simulator(self._tiny())
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        found, why = orc.search(30.0)
+        self.assertIsNone(why)
+        self.assertAlmostEqual(self._brute_force(sim), found['value'], 3)
+
+    def test_oracle_plan_reaches_its_value(self):
+        sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        t = sim.now + sim.scenario.epoch_s / 2.0
+        found, _ = orc.search(t)
+        plan = orc.rebalance(sim.view(), None)
+        outcome = sim.apply(plan)
+        self.assertEqual((), outcome.rejected)
+        achieved = orc._current_perf(t).sum()
+        self.assertAlmostEqual(found['value'], achieved, 3)
+        # Nothing left to do at the optimum.
+        self.assertEqual((), orc.rebalance(sim.view(), None).actions)
+
+    def test_heterogeneous_sockets_say_so(self):
+        data = {
+            'name': 'mixed-hw',
+            'hardware': {'a': {'cores_per_node': 2},
+                         'b': {'cores_per_node': 4}},
+            'hosts': [{'class': 'a'}, {'class': 'b'}],
+            'profiles': {'x': {}},
+            'instances': [{'profile': 'x', 'count': 2}],
+        }
+        sim = simulator.Simulator(scenario.from_dict(data, 'm.yaml'))
+        result = simulator.run(sim.scenario, 'oracle', epochs=1)
+        self.assertTrue(any('not possible' in n and 'gap to optimum' in n
+                            for n in result.notes))
+
+    def test_too_many_states_gives_a_deal_and_a_bound(self):
+        sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
+        before = sum(sim.performance().values())
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        exact = orc.search(sim.now + sim.scenario.epoch_s / 2.0)[0]['value']
+        self.useFixture(fixtures.MockPatchObject(oracle, 'MAX_STATES', 100))
+        orc.bind(sim)
+        plan = orc.rebalance(sim.view(), None)
+        self.assertTrue(plan.actions)
+        self.assertEqual((), sim.apply(plan).rejected)
+        bound = plan.indicators['gap_bound']
+        found = plan.indicators['found_value']
+        self.assertGreater(found, before * 1.1)
+        self.assertGreaterEqual(bound, 0.0)
+        # The exact optimum lies between what was found and the bound.
+        self.assertLessEqual(found, exact + 1e-3)
+        self.assertGreaterEqual(found + bound, exact)
+        self.assertIn('balanced deal', orc.notes[-1])

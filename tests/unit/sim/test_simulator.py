@@ -1,0 +1,198 @@
+"""The simulator driver: views, actions, costs, reports, arrivals."""
+
+import dataclasses
+
+from oslotest import base
+
+from contention import cluster
+from contention import policy
+from contention import report
+from contention.sim import migration
+from contention.sim import scenario
+from contention.sim import simulator
+
+
+def _tiny(**extra):
+    data = {
+        'name': 'tiny', 'seed': 1, 'epochs': 3, 'placement': 'nova_spread',
+        'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
+                               'memory_gib_per_node': 4}},
+        'hosts': [{'class': 'small', 'count': 2}],
+        'profiles': {'mem': {'llc_apki': 25, 'mr_min': 0.7},
+                     'cpu': {'llc_apki': 1, 'mr_min': 0.05}},
+        'instances': [{'profile': 'mem', 'count': 2},
+                      {'profile': 'cpu', 'count': 2}],
+    }
+    data.update(extra)
+    return scenario.from_dict(data, 'tiny.yaml')
+
+
+class TestView(base.BaseTestCase):
+
+    def test_view_carries_the_metrics_policies_read(self):
+        sim = simulator.Simulator(_tiny())
+        view = sim.view()
+        self.assertEqual(2, len(view.hosts))
+        self.assertEqual(4, len(view.instances))
+        for inst in view.instances:
+            for field in ('llc_misses_per_s', 'mpki', 'mf', 'ipc',
+                          'cpu_util', 'llc_occupancy_bytes',
+                          'merlin_class', 'socket', 'node', 'memory_node'):
+                self.assertIsNotNone(getattr(inst, field), field)
+            self.assertEqual(1024, inst.memory_mib)
+        mem = [i for i in view.instances if i.image_id == 'mem']
+        cpu = [i for i in view.instances if i.image_id == 'cpu']
+        self.assertGreater(min(i.mpki for i in mem),
+                           max(i.mpki for i in cpu))
+        self.assertEqual(set(sim.performance()),
+                         {i.uuid for i in view.instances})
+
+    def test_host_reports_are_valid_reports(self):
+        sim = simulator.Simulator(_tiny())
+        sim.step()
+        reports = sim.host_reports()
+        self.assertEqual(2, len(reports))
+        for rep in reports:
+            again = report.HostReport.from_dict(rep.to_dict())
+            self.assertEqual(rep.host, again.host)
+            self.assertEqual('sim', rep.sources[0].name)
+            for rec in rep.instances:
+                self.assertLessEqual(rec.counters.cache_misses,
+                                     rec.counters.cache_references)
+                self.assertAlmostEqual(1.0, rec.metrics.cpu_util, 2)
+
+
+class TestApply(base.BaseTestCase):
+
+    def test_migrate_counts_costs_and_slows_the_vm(self):
+        sim = simulator.Simulator(_tiny())
+        view = sim.view()
+        inst = view.instances[0]
+        other = 'tiny-small-1' if inst.host == 'small-0' else 'small-0'
+        other = [h.name for h in view.hosts if h.name != inst.host][0]
+        before = sim.step()[inst.uuid]
+        # Make room on the destination first: 4 vCPUs each host, 2 used.
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            inst.uuid, inst.host, other, 1),)))
+        self.assertEqual(1, len(outcome.applied))
+        self.assertEqual(1, sim.costs.migrations)
+        self.assertGreater(sim.costs.memory_moved_gib, 1.0)
+        self.assertTrue(sim.running)
+        self.assertEqual(other, sim.view().instance(inst.uuid).host)
+        during = sim.step()[inst.uuid]
+        self.assertLess(during, before)
+
+    def test_over_capacity_is_rejected_and_counted(self):
+        scen = _tiny(instances=[{'profile': 'mem', 'count': 8}])
+        sim = simulator.Simulator(scen)
+        view = sim.view()
+        a = view.instances_on('small-0')[0]
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            a.uuid, 'small-0', 'small-1'),)))
+        self.assertEqual((), outcome.applied)
+        self.assertIn('over capacity', outcome.rejected[0].reason)
+        self.assertEqual(1, sim.rejected)
+        self.assertEqual('small-0', sim.view().instance(a.uuid).host)
+
+    def test_swap_is_atomic_and_fits_full_hosts(self):
+        scen = _tiny(instances=[{'profile': 'mem', 'count': 8}])
+        sim = simulator.Simulator(scen)
+        view = sim.view()
+        a = view.instances_on('small-0')[0]
+        b = view.instances_on('small-1')[0]
+        swap = cluster.Swap(cluster.Migrate(a.uuid, 'small-0', 'small-1'),
+                            cluster.Migrate(b.uuid, 'small-1', 'small-0'))
+        outcome = sim.apply(cluster.Plan(actions=(swap,)))
+        self.assertEqual((swap,), outcome.applied)
+        self.assertEqual(2, sim.costs.migrations)
+        bad = cluster.Swap(cluster.Migrate(a.uuid, 'small-1', 'small-0'),
+                           cluster.Migrate(b.uuid, 'small-0', 'nowhere'))
+        outcome = sim.apply(cluster.Plan(actions=(bad,)))
+        self.assertEqual(1, len(outcome.rejected))
+        self.assertEqual(2, sim.costs.migrations)
+        self.assertEqual('small-1', sim.view().instance(a.uuid).host)
+
+    def test_repin_quota_and_stale_source(self):
+        sim = simulator.Simulator(_tiny())
+        inst = sim.view().instances[0]
+        dest = 1 - inst.socket
+        sim.apply(cluster.Plan(actions=(
+            cluster.Repin(inst.uuid, inst.host, dest, move_memory=False),
+            cluster.CpuQuota(inst.uuid, inst.host, 0.5))))
+        sim.step()
+        after = sim.view().instance(inst.uuid)
+        self.assertEqual(dest, after.socket)
+        self.assertEqual(1.0, after.remote_memory_ratio)
+        self.assertEqual(0.5, after.cpu_quota)
+        self.assertAlmostEqual(0.5, after.cpu_util, 2)
+        self.assertEqual(1, sim.costs.vcpu_moves)
+        self.assertEqual(1, sim.costs.quota_changes)
+        sim.apply(cluster.Plan(actions=(cluster.Repin(
+            inst.uuid, inst.host, dest, move_memory=True),)))
+        self.assertEqual(1, sim.costs.memory_moves)
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            inst.uuid, 'not-its-host', inst.host),)))
+        self.assertEqual(1, len(outcome.rejected))
+
+
+class _PickLast(policy.Policy):
+    name = 'pick_last'
+
+    def __init__(self):
+        self.asked = []
+
+    def place(self, instance, view, candidates, rng):
+        self.asked.append((instance.uuid, candidates))
+        return candidates[-1]
+
+
+class TestRun(base.BaseTestCase):
+
+    def test_arrivals_go_through_policy_place(self):
+        scen = _tiny(arrivals=[{'epoch': 1, 'profile': 'cpu', 'count': 2}])
+        pol = _PickLast()
+        result = simulator.run(scen, pol, epochs=3)
+        self.assertEqual(2, len(pol.asked))
+        self.assertEqual(('small-0', 'small-1'), pol.asked[0][1])
+        self.assertEqual(6, len(result.vms))
+        arrived = [v for v in result.vms if 'arrival' in v.name]
+        self.assertEqual(['small-1', 'small-1'], [v.host for v in arrived])
+
+    def test_result_fields_and_platform_efficiency(self):
+        result = simulator.run(_tiny(), 'none', epochs=2)
+        self.assertTrue(result.simulated)
+        self.assertEqual(2, result.epochs)
+        self.assertEqual(0, result.migrations)
+        self.assertLessEqual(result.perf_min, result.perf_mean)
+        # Merlin's PE: sum over applications of mean perf / CPU use.
+        by_app = {}
+        for vm in result.vms:
+            by_app.setdefault(vm.profile, []).append(vm.perf_mean)
+        expected = sum(sum(v) / len(v) for v in by_app.values()) / (
+            result.cpu_utilisation)
+        self.assertAlmostEqual(expected, result.platform_efficiency)
+        self.assertAlmostEqual(0.5, result.cpu_utilisation, 3)
+
+    def test_unknown_policy_lists_known_ones(self):
+        exc = self.assertRaises(ValueError, simulator.run, _tiny(), 'nope')
+        self.assertIn('oracle', str(exc))
+
+
+class TestMigrationModel(base.BaseTestCase):
+
+    def test_duration_grows_with_memory_and_dirty_rate(self):
+        slow = migration.live_migration(4096, 100)
+        quiet = migration.live_migration(4096, 0)
+        small = migration.live_migration(1024, 100)
+        self.assertGreater(slow.duration_s, quiet.duration_s)
+        self.assertGreater(slow.duration_s, small.duration_s)
+        self.assertAlmostEqual(4096 * 1048576 / 1.25e9, quiet.duration_s,
+                               3)
+        self.assertTrue(slow.converged)
+
+    def test_dirtier_than_the_network_does_not_converge(self):
+        params = dataclasses.replace(migration.MigrationParams(),
+                                     max_rounds=5)
+        t = migration.live_migration(2048, 5000, params)
+        self.assertFalse(t.converged)
+        self.assertLessEqual(t.transferred_mib, 2048 * 7)
