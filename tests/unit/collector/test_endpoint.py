@@ -40,7 +40,10 @@ def mutated_reports(draw):
             break
         key = draw(st.sampled_from(keys))
         child = node[key]
-        if not isinstance(child, (dict, list)) or draw(st.booleans()):
+        # Never descend into an empty container: ``key`` must stay a key
+        # of ``node``.
+        if (not isinstance(child, (dict, list)) or not child
+                or draw(st.booleans())):
             break
         node = child
     if key is not None:
