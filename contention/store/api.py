@@ -283,7 +283,7 @@ class TelemetryStore:
                     'cpu_util': m.cpu_util,
                     'merlin_class': rec.merlin_class})
         if rows:
-            conn.execute(sa.insert(models.instance_samples), rows)
+            dialects.insert_rows(conn, models.instance_samples, rows)
 
     def _update_profiles(self, conn, reports, now):
         by_image = collections.defaultdict(list)

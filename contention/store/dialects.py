@@ -7,12 +7,54 @@ Python. SQLite and PostgreSQL share the ``ON CONFLICT`` form and support
 ``RETURNING``; MySQL has neither, so its paths ask with a follow-up query.
 """
 
+import io
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 _ON_CONFLICT = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert}
+
+
+def insert_rows(conn, table, rows):
+    """Plain INSERT of many rows; COPY on PostgreSQL with psycopg2.
+
+    The instance samples are most of what the collector writes (40 rows
+    per report of a busy host); PostgreSQL takes them several times faster
+    through COPY than through multi-row INSERT statements, in the same
+    transaction.
+    """
+    if not rows:
+        return
+    if (conn.dialect.name != 'postgresql'
+            or conn.dialect.driver != 'psycopg2'):
+        conn.execute(sa.insert(table), rows)
+        return
+    names = list(rows[0])
+    text = ''.join(','.join(_csv(row[n]) for n in names) + '\n'
+                   for row in rows)
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.copy_expert('COPY %s (%s) FROM STDIN WITH (FORMAT csv)' % (
+            table.name, ', '.join(names)), io.StringIO(text))
+    finally:
+        cursor.close()
+
+
+def _csv(value):
+    """One CSV field as COPY reads it.
+
+    None is an unquoted empty field (COPY's NULL); text is always quoted,
+    so an empty string stays a string.
+    """
+    if value is None:
+        return ''
+    if isinstance(value, str):
+        return '"%s"' % value.replace('"', '""')
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return repr(value)
 
 
 def has_returning(conn):
