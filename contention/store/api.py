@@ -206,6 +206,15 @@ class TelemetryStore:
             config.attributes['connection'] = conn
             command(config, revision)
 
+    @staticmethod
+    def head_revision():
+        """The revision this code's migrations end at."""
+        from alembic import script
+        config = alembic.config.Config()
+        config.set_main_option('script_location',
+                               'contention.store:migrations')
+        return script.ScriptDirectory.from_config(config).get_current_head()
+
     def schema_revision(self):
         """The alembic revision the database is at (None = empty)."""
         from alembic.runtime import migration

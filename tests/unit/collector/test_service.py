@@ -8,6 +8,7 @@ from oslotest import base
 from contention.collector import cmd
 from contention.collector import opts
 from contention.collector import service
+from contention.store import api
 from contention.store import open_store
 from tests.unit.store import reports
 
@@ -49,6 +50,14 @@ class TestCmd(base.BaseTestCase):
         log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
         self.assertEqual(1, cmd.main(self.args))
         self.assertIn('--upgrade-db', log.error.call_args[0][0])
+
+    def test_refuses_to_run_on_an_old_schema(self):
+        log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
+        self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
+        self.useFixture(fixtures.MockPatchObject(
+            api.TelemetryStore, 'head_revision', return_value='0002'))
+        self.assertEqual(1, cmd.main(self.args))
+        self.assertEqual(('0001', '0002'), log.error.call_args[0][1:])
 
     def test_every_option_has_help(self):
         for _group, group_opts in opts.list_opts():

@@ -37,3 +37,8 @@ class TestMigrations(base.BaseTestCase):
         self.store.downgrade('base')
         names = sa.inspect(self.store.engine).get_table_names()
         self.assertEqual(['alembic_version'], names)
+
+    def test_upgrade_reaches_the_code_head(self):
+        self.store.upgrade()
+        self.assertEqual(self.store.head_revision(),
+                         self.store.schema_revision())
