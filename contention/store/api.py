@@ -133,6 +133,15 @@ def _engine(url):
     return engine
 
 
+def latest_row(report, body, now):
+    """The ``latest_reports`` row of ``report`` (``body`` is its encoding)."""
+    topology, digest = codec.encode_topology(report.topology)
+    return {'host': report.host, 'timestamp': report.timestamp,
+            'received_at': now, 'body': body,
+            'summary': codec.encode_summary(report), 'topology': topology,
+            'topology_digest': digest}
+
+
 def dominant_node(record, topology):
     """The NUMA node an instance mostly runs on (vCPUs, else memory)."""
     votes = collections.Counter(
@@ -186,6 +195,9 @@ class TelemetryStore:
         # Decoded latest reports by host: {host: (timestamp, HostReport)}.
         # A reader that asks again only decodes hosts that reported since.
         self._decoded = {}
+        # The same for the node-level view, and {host: (digest, topology)}.
+        self._summaries = {}
+        self._topologies = {}
         self._decoded_lock = threading.Lock()
 
     # -- schema ---------------------------------------------------------
@@ -254,9 +266,7 @@ class TelemetryStore:
             newest = {}
             for report in new:
                 newest[report.host] = report        # sorted: last is newest
-            latest_rows = [{'host': r.host, 'timestamp': r.timestamp,
-                            'received_at': now,
-                            'body': bodies[(r.host, r.timestamp)]}
+            latest_rows = [latest_row(r, bodies[(r.host, r.timestamp)], now)
                            for r in newest.values()]
             promoted = set()
             for start in range(0, len(latest_rows), _CHUNK):
@@ -367,18 +377,29 @@ class TelemetryStore:
 
     # -- reading --------------------------------------------------------
 
-    def latest_reports(self, hosts=None, max_age_s=None, now=None):
+    def latest_reports(self, hosts=None, max_age_s=None, now=None,
+                       with_instances=True):
         """{host: newest HostReport}, optionally only fresh ones.
 
         ``hosts`` limits the answer to those names (unknown ones are simply
         absent); ``max_age_s`` drops reports whose timestamp is older than
         ``now - max_age_s``.
+
+        ``with_instances=False`` is the node-level view: each report has
+        its topology, node aggregates, sources and events but an empty
+        ``instances`` (the aggregates still count them). It decodes a few
+        hundred bytes per host instead of the whole report, which is what
+        lets the Nova weigher read 10,000 hosts per cache TTL.
+
+        Decoded reports are kept per host, so a second call only decodes
+        the hosts that reported since.
         """
         latest = models.latest_reports
         query = sa.select(latest.c.host, latest.c.timestamp)
         if max_age_s is not None:
             now = time.time() if now is None else now
             query = query.where(latest.c.timestamp >= now - max_age_s)
+        cache = self._decoded if with_instances else self._summaries
         with self.engine.connect() as conn:
             if hosts is None:
                 stamps = dict(conn.execute(query).all())
@@ -389,24 +410,73 @@ class TelemetryStore:
                     stamps.update(conn.execute(query.where(
                         latest.c.host.in_(hosts[start:start + _CHUNK]))).all())
             with self._decoded_lock:
-                known = {h: self._decoded.get(h) for h in stamps}
+                known = {h: cache.get(h) for h in stamps}
             stale = sorted(h for h, ts in stamps.items()
                            if known[h] is None or known[h][0] != ts)
-            fresh = {}
-            for start in range(0, len(stale), _CHUNK):
-                rows = conn.execute(
-                    sa.select(latest.c.host, latest.c.body).where(
-                        latest.c.host.in_(stale[start:start + _CHUNK])))
-                for host, body in rows:
-                    report = codec.decode(body)
-                    fresh[host] = (report.timestamp, report)
+            if with_instances:
+                fresh = self._fetch_reports(conn, stale)
+            else:
+                fresh = self._fetch_summaries(conn, stale)
         with self._decoded_lock:
-            self._decoded.update(fresh)
+            cache.update(fresh)
         result = {}
         for host in stamps:
             entry = fresh.get(host) or known[host]
             result[host] = entry[1]
         return result
+
+    def _fetch_reports(self, conn, hosts, strip=False):
+        """{host: (timestamp, HostReport)} decoded from the whole body."""
+        latest = models.latest_reports
+        fresh = {}
+        for start in range(0, len(hosts), _CHUNK):
+            rows = conn.execute(sa.select(latest.c.host, latest.c.body).where(
+                latest.c.host.in_(hosts[start:start + _CHUNK])))
+            for host, body in rows:
+                report = codec.decode(body)
+                if strip:
+                    report = dataclasses.replace(report, instances=())
+                fresh[host] = (report.timestamp, report)
+        return fresh
+
+    def _fetch_summaries(self, conn, hosts):
+        """{host: (timestamp, HostReport without instances)}.
+
+        Topologies are decoded once per host and digest. A row written
+        before the summary columns existed, or whose topology changed
+        between the two queries, is decoded from its whole body instead.
+        """
+        latest = models.latest_reports
+        rows, legacy, topo_wanted = {}, [], []
+        for start in range(0, len(hosts), _CHUNK):
+            for host, ts, summary, digest in conn.execute(sa.select(
+                    latest.c.host, latest.c.timestamp, latest.c.summary,
+                    latest.c.topology_digest).where(
+                    latest.c.host.in_(hosts[start:start + _CHUNK]))):
+                if summary is None:
+                    legacy.append(host)
+                    continue
+                rows[host] = (ts, summary, digest)
+                cached = self._topologies.get(host)
+                if cached is None or cached[0] != digest:
+                    topo_wanted.append(host)
+        for start in range(0, len(topo_wanted), _CHUNK):
+            for host, text, digest in conn.execute(sa.select(
+                    latest.c.host, latest.c.topology,
+                    latest.c.topology_digest).where(latest.c.host.in_(
+                        topo_wanted[start:start + _CHUNK]))):
+                if digest == rows[host][2]:
+                    self._topologies[host] = (digest,
+                                              codec.decode_topology(text))
+        fresh = {}
+        for host, (ts, summary, digest) in rows.items():
+            cached = self._topologies.get(host)
+            if cached is None or cached[0] != digest:
+                legacy.append(host)
+            else:
+                fresh[host] = (ts, codec.decode_summary(summary, cached[1]))
+        fresh.update(self._fetch_reports(conn, sorted(legacy), strip=True))
+        return fresh
 
     def image_profile(self, image_id):
         """The rolling profile of a Glance image, or None if never seen."""
@@ -476,12 +546,18 @@ class CachedReader:
     host's latest report at most once per ``ttl_s`` and answers from
     memory in between; filtering by hosts and freshness happens on the
     cached copy, so the answer is as fresh as the last fetch.
+
+    ``with_instances=False`` caches the node-level view (see
+    :meth:`TelemetryStore.latest_reports`): what a reader that only needs
+    node aggregates and topologies should use at thousands of hosts.
     """
 
-    def __init__(self, store, ttl_s=10, clock=time.monotonic):
+    def __init__(self, store, ttl_s=10, clock=time.monotonic,
+                 with_instances=True):
         self.store = store
         self.ttl_s = ttl_s
         self.clock = clock
+        self.with_instances = with_instances
         self._lock = threading.Lock()
         self._fetched_at = None
         self._reports = {}
@@ -490,7 +566,8 @@ class CachedReader:
         with self._lock:
             tick = self.clock()
             if self._fetched_at is None or tick - self._fetched_at >= self.ttl_s:
-                self._reports = self.store.latest_reports()
+                self._reports = self.store.latest_reports(
+                    with_instances=self.with_instances)
                 self._fetched_at = tick
             reports = self._reports
         if hosts is not None:

@@ -16,6 +16,7 @@ shrinks from about 30 KiB to 4 KiB).
 """
 
 import dataclasses
+import hashlib
 import json
 import types
 import typing
@@ -118,3 +119,45 @@ def decode(blob):
     """The HostReport stored by :func:`encode`."""
     return from_plain(report_mod.HostReport,
                       json.loads(zlib.decompress(blob)))
+
+
+# -- the node-level view (latest reports without their instances) --------
+#
+# The Nova weigher reads every host's latest report once per cache TTL and
+# uses only the node aggregates and the topology. Decoding 40 instance
+# records per host would cost milliseconds per host; the summary is the
+# report without its instances (a few hundred bytes of JSON), and the
+# topology, which hardly ever changes, is stored apart with a digest so a
+# reader decodes it once per change, not once per report.
+
+def encode_summary(report):
+    """JSON text of ``report`` without its instances and topology."""
+    plain = to_plain(report)
+    del plain['instances'], plain['topology']
+    return json.dumps(plain, separators=(',', ':'), allow_nan=False)
+
+
+def encode_topology(topology):
+    """(JSON text, digest) of a HostTopology."""
+    text = json.dumps(to_plain(topology), separators=(',', ':'),
+                      allow_nan=False)
+    return text, topology_digest(text)
+
+
+def topology_digest(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def decode_topology(text):
+    from contention import topology as topology_mod
+    return from_plain(topology_mod.HostTopology, json.loads(text))
+
+
+def decode_summary(text, topology):
+    """A HostReport with ``topology`` and no instances, from a summary."""
+    data = json.loads(text)
+    data['instances'] = ()
+    data['topology'] = None
+    report = from_plain(report_mod.HostReport, data)
+    object.__setattr__(report, 'topology', topology)
+    return report

@@ -93,8 +93,7 @@ def upsert_newer(conn, table, rows):
         stmt = _ON_CONFLICT[name](table).values(rows)
         stmt = stmt.on_conflict_do_update(
             index_elements=['host'],
-            set_={c: stmt.excluded[c]
-                  for c in ('timestamp', 'received_at', 'body')},
+            set_={c: stmt.excluded[c] for c in rows[0] if c != 'host'},
             where=table.c.timestamp < stmt.excluded.timestamp,
         ).returning(table.c.host)
         return {r.host for r in conn.execute(stmt)}
@@ -103,9 +102,8 @@ def upsert_newer(conn, table, rows):
     # MySQL assigns left to right: timestamp must be replaced last, after
     # the columns whose condition reads it.
     stmt = stmt.on_duplicate_key_update([
-        ('body', sa.case((newer, stmt.inserted.body), else_=table.c.body)),
-        ('received_at', sa.case((newer, stmt.inserted.received_at),
-                                else_=table.c.received_at)),
+        (c, sa.case((newer, stmt.inserted[c]), else_=table.c[c]))
+        for c in rows[0] if c not in ('host', 'timestamp')] + [
         ('timestamp', sa.func.greatest(table.c.timestamp,
                                        stmt.inserted.timestamp)),
     ])

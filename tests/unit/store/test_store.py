@@ -1,16 +1,22 @@
 """The telemetry store on in-memory and file SQLite."""
 
+import dataclasses
 import os
 import tempfile
 import threading
 
+import hypothesis
 from oslotest import base
+import sqlalchemy as sa
 
 from contention.store import api
 from contention.store import CachedReader
+from contention.store import codec
+from contention.store import models
 from contention.store import IngestResult
 from contention.store import MoveRecord
 from contention.store import open_store
+from tests.unit import strategies
 from tests.unit.store import reports
 
 
@@ -300,3 +306,51 @@ class TestHelpers(base.BaseTestCase):
         self.assertEqual(1, api.dominant_node(rec, topo))
         rec = reports.instance('u', vcpu_cpus=())
         self.assertEqual(0, api.dominant_node(rec, topo))
+
+
+class TestNodeLevelView(StoreTestCase):
+    """latest_reports(with_instances=False): what the weigher reads."""
+
+    @hypothesis.settings(max_examples=20, deadline=None)
+    @hypothesis.given(strategies.host_reports())
+    def test_is_the_report_without_its_instances(self, rep):
+        store = open_store('sqlite://')
+        store.upgrade()
+        store.ingest([rep])
+        light = store.latest_reports(with_instances=False)
+        self.assertEqual({rep.host: dataclasses.replace(rep, instances=())},
+                         light)
+        self.assertEqual({rep.host: rep}, store.latest_reports())
+
+    def test_topology_decoded_once_per_change(self):
+        self.store.ingest([reports.host_report('a', 100)])
+        first = self.store.latest_reports(with_instances=False)['a']
+        self.store.ingest([reports.host_report('a', 110)])
+        second = self.store.latest_reports(with_instances=False)['a']
+        self.assertEqual(110.0, second.timestamp)
+        self.assertIs(first.topology, second.topology)
+        changed = dataclasses.replace(
+            reports.host_report('a', 120),
+            topology=reports.small_topology('a', cpus_per_node=2))
+        self.store.ingest([changed])
+        third = self.store.latest_reports(with_instances=False)['a']
+        self.assertEqual(changed.topology, third.topology)
+
+    def test_filters_and_cached_reader(self):
+        self.store.ingest([reports.host_report('a', 100, [
+            reports.instance('u1')]), reports.host_report('b', 10)])
+        self.assertEqual(['a'], list(self.store.latest_reports(
+            hosts=['a', 'x'], max_age_s=30, now=120, with_instances=False)))
+        reader = CachedReader(self.store, with_instances=False)
+        got = reader.latest_reports(hosts=['a'])
+        self.assertEqual((), got['a'].instances)
+        self.assertEqual(1, got['a'].nodes[0].instances)
+
+    def test_rows_from_before_the_summary_columns(self):
+        rep = reports.host_report('old', 100, [reports.instance('u1')])
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.insert(models.latest_reports).values(
+                host='old', timestamp=100.0, received_at=100.0,
+                body=codec.encode(rep)))
+        self.assertEqual({'old': dataclasses.replace(rep, instances=())},
+                         self.store.latest_reports(with_instances=False))
