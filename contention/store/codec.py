@@ -81,8 +81,28 @@ def to_plain(obj):
     return out
 
 
+#: Small all-scalar dataclasses that thousands of decoded reports share
+#: (overhead levels 0-3, the same few source statuses): decoded once and
+#: reused, which is safe because they are frozen.
+_INTERNED = (report_mod.NodeOverhead, report_mod.SourceStatus)
+_INTERN_MAX = 4096
+_interned = {}
+
+
 def from_plain(cls, data):
     """Inverse of :func:`to_plain` for data this module wrote; no checks."""
+    if cls in _INTERNED:
+        key = (cls,) + tuple(data.values())
+        obj = _interned.get(key)
+        if obj is None:
+            if len(_interned) >= _INTERN_MAX:
+                _interned.clear()
+            obj = _interned[key] = _from_plain(cls, data)
+        return obj
+    return _from_plain(cls, data)
+
+
+def _from_plain(cls, data):
     fields, plain = _plan(cls)
     kwargs = {}
     for name, kind, sub in fields:
