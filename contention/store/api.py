@@ -430,13 +430,16 @@ class TelemetryStore:
         latest = models.latest_reports
         fresh = {}
         for start in range(0, len(hosts), _CHUNK):
-            rows = conn.execute(sa.select(latest.c.host, latest.c.body).where(
+            rows = conn.execute(sa.select(
+                latest.c.host, latest.c.timestamp, latest.c.body).where(
                 latest.c.host.in_(hosts[start:start + _CHUNK])))
-            for host, body in rows:
+            for host, ts, body in rows:
                 report = codec.decode(body)
                 if strip:
                     report = dataclasses.replace(report, instances=())
-                fresh[host] = (report.timestamp, report)
+                # Keyed by the row's timestamp, which the next call's
+                # first query compares with.
+                fresh[host] = (ts, report)
         return fresh
 
     def _fetch_summaries(self, conn, hosts):
