@@ -3,6 +3,7 @@
 import time
 
 import fixtures
+import oslo_messaging
 from oslotest import base
 
 from contention.collector import cmd
@@ -63,3 +64,35 @@ class TestCmd(base.BaseTestCase):
         for _group, group_opts in opts.list_opts():
             for opt in group_opts:
                 self.assertTrue(opt.help, opt.name)
+
+
+class TestCollectorService(base.BaseTestCase):
+
+    def test_start_stop_closes_the_transport_it_opened(self):
+        conf = cmd.parse_args([])
+        transport = oslo_messaging.get_notification_transport(
+            conf, url='fake:/')
+        cleanup = self.useFixture(fixtures.MockPatchObject(
+            transport, 'cleanup')).mock
+        self.useFixture(fixtures.MockPatch(
+            'oslo_messaging.get_notification_transport',
+            return_value=transport))
+        store = open_store('sqlite://')
+        store.upgrade()
+        collector = service.CollectorService(conf, store)
+        collector.start()
+        collector.stop()
+        cleanup.assert_called_once_with()
+
+    def test_a_given_transport_is_left_open(self):
+        conf = cmd.parse_args([])
+        transport = oslo_messaging.get_notification_transport(
+            conf, url='fake:/')
+        cleanup = self.useFixture(fixtures.MockPatchObject(
+            transport, 'cleanup')).mock
+        store = open_store('sqlite://')
+        store.upgrade()
+        collector = service.CollectorService(conf, store, transport)
+        collector.start()
+        collector.stop()
+        cleanup.assert_not_called()
