@@ -195,8 +195,10 @@ class TelemetryStore:
         # Decoded latest reports by host: {host: (timestamp, HostReport)}.
         # A reader that asks again only decodes hosts that reported since.
         self._decoded = {}
-        # The same for the node-level view, and {host: (digest, topology)}.
+        # The same for the node-level view; {digest: topology with no host
+        # name} and {host: (digest, its topology)}.
         self._summaries = {}
+        self._shapes = {}
         self._topologies = {}
         self._decoded_lock = threading.Lock()
 
@@ -445,12 +447,13 @@ class TelemetryStore:
     def _fetch_summaries(self, conn, hosts):
         """{host: (timestamp, HostReport without instances)}.
 
-        Topologies are decoded once per host and digest. A row written
+        One topology is decoded per digest (a hardware model), and each
+        host's renamed copy is kept until its digest changes. A row written
         before the summary columns existed, or whose topology changed
-        between the two queries, is decoded from its whole body instead.
+        between the queries, is decoded from its whole body instead.
         """
         latest = models.latest_reports
-        rows, legacy, topo_wanted = {}, [], []
+        rows, legacy, unknown = {}, [], {}
         for start in range(0, len(hosts), _CHUNK):
             for host, ts, summary, digest in conn.execute(sa.select(
                     latest.c.host, latest.c.timestamp, latest.c.summary,
@@ -460,24 +463,32 @@ class TelemetryStore:
                     legacy.append(host)
                     continue
                 rows[host] = (ts, summary, digest)
-                cached = self._topologies.get(host)
-                if cached is None or cached[0] != digest:
-                    topo_wanted.append(host)
-        for start in range(0, len(topo_wanted), _CHUNK):
-            for host, text, digest in conn.execute(sa.select(
-                    latest.c.host, latest.c.topology,
-                    latest.c.topology_digest).where(latest.c.host.in_(
-                        topo_wanted[start:start + _CHUNK]))):
-                if digest == rows[host][2]:
-                    self._topologies[host] = (digest,
-                                              codec.decode_topology(text))
+                if digest not in self._shapes:
+                    unknown.setdefault(digest, host)
+        # One host per unknown digest is enough.
+        wanted = sorted(unknown.values())
+        for start in range(0, len(wanted), _CHUNK):
+            for text, digest in conn.execute(sa.select(
+                    latest.c.topology, latest.c.topology_digest).where(
+                    latest.c.host.in_(wanted[start:start + _CHUNK]))):
+                if digest in unknown and text is not None:
+                    self._shapes[digest] = codec.decode_topology(text)
         fresh = {}
         for host, (ts, summary, digest) in rows.items():
-            cached = self._topologies.get(host)
-            if cached is None or cached[0] != digest:
+            shape = self._shapes.get(digest)
+            if shape is None:
                 legacy.append(host)
-            else:
-                fresh[host] = (ts, codec.decode_summary(summary, cached[1]))
+                continue
+
+            def topology_of(name, host=host, digest=digest, shape=shape):
+                cached = self._topologies.get(host)
+                if cached and cached[0] == digest and (
+                        cached[1].hostname == name):
+                    return cached[1]
+                topology = dataclasses.replace(shape, hostname=name)
+                self._topologies[host] = (digest, topology)
+                return topology
+            fresh[host] = (ts, codec.decode_summary(summary, topology_of))
         fresh.update(self._fetch_reports(conn, sorted(legacy), strip=True))
         return fresh
 

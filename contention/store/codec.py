@@ -146,21 +146,25 @@ def decode(blob):
 # The Nova weigher reads every host's latest report once per cache TTL and
 # uses only the node aggregates and the topology. Decoding 40 instance
 # records per host would cost milliseconds per host; the summary is the
-# report without its instances (a few hundred bytes of JSON), and the
-# topology, which hardly ever changes, is stored apart with a digest so a
-# reader decodes it once per change, not once per report.
+# report without its instances (a few hundred bytes of JSON). Topologies
+# hardly ever change and hosts of one hardware model share theirs except
+# for the host name, so the topology is stored apart without its host
+# name (the summary carries it), under a digest of that text: a reader
+# decodes one topology per hardware model and change, not per report.
 
 def encode_summary(report):
     """JSON text of ``report`` without its instances and topology."""
     plain = to_plain(report)
     del plain['instances'], plain['topology']
+    plain['topology_hostname'] = report.topology.hostname
     return json.dumps(plain, separators=(',', ':'), allow_nan=False)
 
 
 def encode_topology(topology):
-    """(JSON text, digest) of a HostTopology."""
-    text = json.dumps(to_plain(topology), separators=(',', ':'),
-                      allow_nan=False)
+    """(JSON text, digest) of a HostTopology, without its host name."""
+    plain = to_plain(topology)
+    plain['hostname'] = ''
+    text = json.dumps(plain, separators=(',', ':'), allow_nan=False)
     return text, topology_digest(text)
 
 
@@ -169,15 +173,21 @@ def topology_digest(text):
 
 
 def decode_topology(text):
+    """The HostTopology of :func:`encode_topology` (host name empty)."""
     from contention import topology as topology_mod
     return from_plain(topology_mod.HostTopology, json.loads(text))
 
 
-def decode_summary(text, topology):
-    """A HostReport with ``topology`` and no instances, from a summary."""
+def decode_summary(text, topology_of):
+    """A HostReport without instances, from a summary.
+
+    ``topology_of(hostname)`` gives the report's topology by the host name
+    the summary recorded for it.
+    """
     data = json.loads(text)
+    hostname = data.pop('topology_hostname')
     data['instances'] = ()
     data['topology'] = None
     report = from_plain(report_mod.HostReport, data)
-    object.__setattr__(report, 'topology', topology)
+    object.__setattr__(report, 'topology', topology_of(hostname))
     return report

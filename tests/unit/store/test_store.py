@@ -336,6 +336,17 @@ class TestNodeLevelView(StoreTestCase):
         third = self.store.latest_reports(with_instances=False)['a']
         self.assertEqual(changed.topology, third.topology)
 
+    def test_hosts_of_one_model_share_their_topology_parts(self):
+        odd = dataclasses.replace(reports.host_report('c', 100),
+                                  topology=reports.small_topology('other'))
+        self.store.ingest([reports.host_report('a', 100),
+                           reports.host_report('b', 100), odd])
+        light = self.store.latest_reports(with_instances=False)
+        self.assertIs(light['a'].topology.cpus, light['b'].topology.cpus)
+        self.assertEqual(['a', 'b', 'other'], [
+            light[h].topology.hostname for h in 'abc'])
+        self.assertEqual(dataclasses.replace(odd, instances=()), light['c'])
+
     def test_filters_and_cached_reader(self):
         self.store.ingest([reports.host_report('a', 100, [
             reports.instance('u1')]), reports.host_report('b', 10)])
