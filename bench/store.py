@@ -19,16 +19,14 @@ Measured:
   node-level view the Nova weigher needs: topology and node aggregates)
   with 1,000 and 10,000 hosts stored, and ``latest_reports()`` (whole
   reports, with instances) with 1,000. *cold*: a new store object, so
-  every report is fetched and decoded (what a reader pays when every
-  host reported since its last read, e.g. the weigher's cache after its
-  TTL with agents reporting every 10 s; for the node-level view it also
-  decodes every topology, which a long-running reader does only when a
-  host's topology changes); *warm*: the same object again with nothing
-  new (one query of hosts and timestamps); *refresh*: the same object
-  after every host's timestamp moved on (every report is new, topologies
-  unchanged: the steady state of a reader refreshing once per agent
-  interval). The 1,000 hosts are the ones
-  ingested above;
+  every report is fetched and decoded, and for the node-level view one
+  topology per hardware model (the first read of a scheduler process);
+  *refresh*: the same object after every host's timestamp moved on
+  (every report is new, topologies unchanged: the steady state of a
+  reader refreshing once per agent interval, e.g. the weigher's cache
+  after its TTL with agents reporting every 10 s); *warm*: the same
+  object again with nothing new (one query of hosts and timestamps).
+  The 1,000 hosts are the ones ingested above;
   the other 9,000 are copies of one stored report under other host names,
   written straight into ``latest_reports`` to keep the setup short (the
   read does not know the difference).
@@ -298,7 +296,7 @@ def main():
     print('- all-hosts read at 10,000 hosts < %.0f ms, node-level view '
           '(what the weigher needs), every host with a new report: %s '
           '(refresh %.0f ms; %.0f ms for the first read of a process, '
-          'which also decodes every topology; %.1f ms when nothing is new)'
+          'which also decodes the topologies; %.1f ms when nothing is new)'
           % (READ_TARGET_MS, verdict(nodes_10k[1] < READ_TARGET_MS),
              nodes_10k[1], nodes_10k[0], nodes_10k[2]))
     print('- whole reports: %s (not measured at 10,000 hosts; refresh at '
