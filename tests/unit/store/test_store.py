@@ -1,6 +1,7 @@
 """The telemetry store on in-memory and file SQLite."""
 
 import dataclasses
+import gc
 import os
 import tempfile
 import threading
@@ -365,3 +366,17 @@ class TestNodeLevelView(StoreTestCase):
                 body=codec.encode(rep)))
         self.assertEqual({'old': dataclasses.replace(rep, instances=())},
                          self.store.latest_reports(with_instances=False))
+
+
+class TestNoGc(base.BaseTestCase):
+
+    def test_restores_the_collector_state(self):
+        self.addCleanup(gc.enable)
+        gc.enable()
+        with api._no_gc():
+            self.assertFalse(gc.isenabled())
+        self.assertTrue(gc.isenabled())
+        gc.disable()
+        with api._no_gc():
+            pass
+        self.assertFalse(gc.isenabled())
