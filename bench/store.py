@@ -179,7 +179,7 @@ def collector_rate(store, payloads):
 
 def add_copies(store, template, first, count):
     """``count`` more hosts whose latest report is ``template`` renamed."""
-    row = api.latest_row(template, codec.encode(template), template.timestamp)
+    row = api.latest_row(template, template.timestamp)
     text = zlib.decompress(row['body']).decode('utf-8')
     old = json.dumps(template.host)
     rows = []

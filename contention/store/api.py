@@ -135,13 +135,15 @@ def _engine(url):
     return engine
 
 
-def latest_row(report, body, now):
-    """The ``latest_reports`` row of ``report`` (``body`` is its encoding)."""
-    topology, digest = codec.encode_topology(report.topology)
+def latest_row(report, now, parts=None):
+    """The ``latest_reports`` row of ``report``.
+
+    ``parts`` is :func:`codec.encode_latest` of it, if already computed.
+    """
+    body, summary, topology, digest = parts or codec.encode_latest(report)
     return {'host': report.host, 'timestamp': report.timestamp,
-            'received_at': now, 'body': body,
-            'summary': codec.encode_summary(report), 'topology': topology,
-            'topology_digest': digest}
+            'received_at': now, 'body': body, 'summary': summary,
+            'topology': topology, 'topology_digest': digest}
 
 
 def dominant_node(record, topology):
@@ -276,9 +278,11 @@ class TelemetryStore:
         unique = {}
         for report in ordered:
             unique.setdefault((report.host, report.timestamp), report)
-        bodies = {key: codec.encode(report) for key, report in unique.items()}
+        # One walk of each report gives its body and its latest-row parts.
+        parts = {key: codec.encode_latest(report)
+                 for key, report in unique.items()}
         rows = [{'host': h, 'timestamp': t, 'received_at': now,
-                 'body': bodies[(h, t)]} for (h, t) in unique]
+                 'body': parts[(h, t)][0]} for (h, t) in unique]
         with self.engine.begin() as conn:
             inserted = {}
             for start in range(0, len(rows), _CHUNK):
@@ -289,7 +293,7 @@ class TelemetryStore:
             newest = {}
             for report in new:
                 newest[report.host] = report        # sorted: last is newest
-            latest_rows = [latest_row(r, bodies[(r.host, r.timestamp)], now)
+            latest_rows = [latest_row(r, now, parts[(r.host, r.timestamp)])
                            for r in newest.values()]
             promoted = set()
             for start in range(0, len(latest_rows), _CHUNK):

@@ -130,9 +130,29 @@ def _from_plain(cls, data):
 
 def encode(report):
     """Compressed JSON bytes of a HostReport."""
-    text = json.dumps(to_plain(report), separators=(',', ':'),
-                      allow_nan=False)
+    return _compress(to_plain(report))
+
+
+def _compress(plain):
+    text = json.dumps(plain, separators=(',', ':'), allow_nan=False)
     return zlib.compress(text.encode('utf-8'), 1)
+
+
+def encode_latest(report):
+    """(body, summary, topology text, topology digest) of a report.
+
+    What a ``latest_reports`` row holds, from one walk of the report.
+    """
+    plain = to_plain(report)
+    body = _compress(plain)
+    topology = dict(plain['topology'], hostname='')
+    topology_text = json.dumps(topology, separators=(',', ':'),
+                               allow_nan=False)
+    head = {k: v for k, v in plain.items()
+            if k not in ('instances', 'topology')}
+    head['topology_hostname'] = report.topology.hostname
+    summary = json.dumps(head, separators=(',', ':'), allow_nan=False)
+    return body, summary, topology_text, topology_digest(topology_text)
 
 
 def decode(blob):
@@ -152,28 +172,12 @@ def decode(blob):
 # name (the summary carries it), under a digest of that text: a reader
 # decodes one topology per hardware model and change, not per report.
 
-def encode_summary(report):
-    """JSON text of ``report`` without its instances and topology."""
-    plain = to_plain(report)
-    del plain['instances'], plain['topology']
-    plain['topology_hostname'] = report.topology.hostname
-    return json.dumps(plain, separators=(',', ':'), allow_nan=False)
-
-
-def encode_topology(topology):
-    """(JSON text, digest) of a HostTopology, without its host name."""
-    plain = to_plain(topology)
-    plain['hostname'] = ''
-    text = json.dumps(plain, separators=(',', ':'), allow_nan=False)
-    return text, topology_digest(text)
-
-
 def topology_digest(text):
     return hashlib.sha1(text.encode('utf-8')).hexdigest()
 
 
 def decode_topology(text):
-    """The HostTopology of :func:`encode_topology` (host name empty)."""
+    """The topology text of :func:`encode_latest` (host name empty)."""
     from contention import topology as topology_mod
     return from_plain(topology_mod.HostTopology, json.loads(text))
 
