@@ -606,8 +606,11 @@ class CachedReader:
         with self._lock:
             tick = self.clock()
             if self._fetched_at is None or tick - self._fetched_at >= self.ttl_s:
-                self._reports = self.store.latest_reports(
-                    with_instances=self.with_instances)
+                # Only pass the flag when set: any object with a plain
+                # latest_reports() still works as the store.
+                self._reports = (
+                    self.store.latest_reports() if self.with_instances
+                    else self.store.latest_reports(with_instances=False))
                 self._fetched_at = tick
             reports = self._reports
         if hosts is not None:
