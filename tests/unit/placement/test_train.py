@@ -155,3 +155,22 @@ class TestSimPolicyArgs(testtools.TestCase):
                            'contention_weigher', '--policy-arg', 'bogus=1'])
         self.assertEqual(2, rc)
         self.assertIn('bogus', err.getvalue())
+
+    def test_evaluate_with_a_model_file(self):
+        d = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(d, 'm.model')
+        bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
+                                         samples_per_workload=5,
+                                         cross_validate=False)
+        train.save(bundle, path)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        rc = sim_cmd.main(['evaluate', '--scenario', 'ahn-wl1', '--policy',
+                           'contention_weigher', '--epochs', '2', '--json',
+                           '--policy-arg', 'model_path=%s' % path])
+        self.assertEqual(0, rc)
+        result = json.loads(out.getvalue())
+        self.assertEqual('contention_weigher', result['policy'])
+        self.assertTrue(result['simulated'])
+        self.assertFalse(any('trained from scenario' in n
+                             for n in result['notes']))
