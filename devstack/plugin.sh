@@ -73,9 +73,17 @@ function configure_contention_nova {
             "$filters,ContentionFilter"
     fi
     iniset "$NOVA_CONF" contention store_connection "$(contention_store_url)"
-    if [[ -n "$CONTENTION_MODEL_PATH" ]]; then
-        iniset "$NOVA_CONF" contention model_path "$CONTENTION_MODEL_PATH"
+    iniset "$NOVA_CONF" contention model_path "$CONTENTION_MODEL_PATH"
+}
+
+function bootstrap_contention_model {
+    if [[ -e "$CONTENTION_MODEL_PATH" || -z "$CONTENTION_BOOTSTRAP_SCENARIO" ]]; then
+        return 0
     fi
+    sudo install -d -o "$STACK_USER" "$(dirname "$CONTENTION_MODEL_PATH")"
+    # nova-scheduler reloads the model when the file appears.
+    "$CONTENTION_BIN_DIR/contention-train" train \
+        --from-sim "$CONTENTION_BOOTSTRAP_SCENARIO" --out "$CONTENTION_MODEL_PATH"
 }
 
 function configure_contention_watcher {
@@ -134,6 +142,9 @@ if is_service_enabled contention-agent contention-collector contention-nova cont
         echo_summary "Starting contention-aware-placement"
         if is_service_enabled contention-collector; then
             init_contention
+        fi
+        if is_service_enabled contention-nova; then
+            bootstrap_contention_model
         fi
         start_contention
         if is_service_enabled contention-watcher; then
