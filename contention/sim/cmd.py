@@ -96,8 +96,23 @@ def _run_scenarios(args):
     return 0
 
 
+def _add_demo(parser):
+    # contention_demo imports Nova and Watcher, which the core never does:
+    # loaded only when the subcommand runs (its arguments are plain).
+    from contention_demo import run as demo
+    demo.add_arguments(parser)
+
+
+def _run_demo(args):
+    from contention_demo import run as demo
+    return demo.main(args)
+
+
 #: name -> (help, add_arguments(parser), run(args) -> exit status)
 SUBCOMMANDS = {
+    'demo': ('the whole system on an emulated cluster: agents, bus, '
+             'collector, store, Nova weigher, Watcher audit, report',
+             _add_demo, _run_demo),
     'evaluate': ('run a scenario under a policy and print simulated '
                  'metrics', _add_evaluate, _run_evaluate),
     'scenarios': ('list the shipped scenarios', _add_scenarios,
