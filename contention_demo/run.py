@@ -392,6 +392,13 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
             json.dump(result, f, indent=1, sort_keys=True)
         png = None
         if not args.no_plot:
+            try:
+                import matplotlib  # noqa: F401
+            except ImportError:
+                raise RuntimeError('the plot needs matplotlib: install the '
+                                   '"plot" extra (pip install '
+                                   'contention-aware-placement[plot]) or '
+                                   'pass --no-plot') from None
             png = report_mod.plot(result, os.path.join(outdir, 'demo.png'))
         return result, text, png
     result, text, png = _stage('report', write_report)
