@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import uuid as uuidlib
 
@@ -63,7 +62,8 @@ def add_arguments(parser):
                         help='when the scenario has no arrivals: how many '
                              'of its instances (one per profile in turn) '
                              'arrive through Nova instead of being there '
-                             'from the start (default: 4)')
+                             'from the start, one per host in turn '
+                             '(default: 4)')
     parser.add_argument('--threshold', type=float, default=None,
                         help='cache_aware_swap threshold in LLC misses/s '
                              '(default: the strategy\'s)')
@@ -76,38 +76,54 @@ def _progress(out, stage, text):
     out.flush()
 
 
-def split_arrivals(scen, count):
-    """(scenario without the arrivals, arriving InstanceSpecs).
+def split_arrivals(scen, count, seed=None):
+    """(scenario to start from, InstanceSpecs that arrive through Nova).
 
-    A scenario with arrivals keeps them (they arrive as specs built from
-    them); otherwise ``count`` of its instances, one per profile in turn
-    from the end of the list, are held back to arrive through Nova.
+    A scenario with arrivals keeps its initial instances and its arrivals
+    arrive. Otherwise the scenario is placed as it says (its ``placement``
+    policy, with ``seed``), then ``count`` of its instances, taken one per
+    host in turn (the last one placed there), are held back: the demo
+    starts from that placement without them (``explicit``, every other
+    instance where the scenario put it, memory included) and they arrive
+    through Nova into the room they leave on several hosts.
     """
     if scen.arrivals:
         specs = []
         for a in scen.arrivals:
-            for i in range(a.count):
+            for _ in range(a.count):
                 specs.append(scenario_mod.InstanceSpec(
-                    profile=a.profile, name='%s-new-%d' % (a.profile,
-                                                           len(specs) + 1),
-                    quota=a.quota))
+                    profile=a.profile, name='%s-arrival-%d'
+                    % (a.profile, len(specs) + 1), quota=a.quota))
         return dataclasses.replace(scen, arrivals=()), specs
-    held = []
-    remaining = list(scen.instances)
-    profiles = list(dict.fromkeys(s.profile for s in remaining))
-    while len(held) < count and remaining:
+    full = simulator.Simulator(scen, seed=seed)
+    state = full.state
+    by_name = {inst.name: inst for inst in state.instances}
+    held = set()
+    hosts = list(range(len(state.hosts)))
+    while len(held) < min(count, len(state.instances)):
         progressed = False
-        for profile in profiles:
+        for h in hosts:
             if len(held) >= count:
                 break
-            for i in range(len(remaining) - 1, -1, -1):
-                if remaining[i].profile == profile and remaining[i].movable:
-                    held.append(remaining.pop(i))
-                    progressed = True
-                    break
+            free = [i for i in state.on_host(h)
+                    if i.movable and i.name not in held]
+            if free:
+                held.add(free[-1].name)
+                progressed = True
         if not progressed:
             break
-    return dataclasses.replace(scen, instances=tuple(remaining)), held
+    remaining, arriving = [], []
+    for spec in scen.instances:
+        if spec.name in held:
+            arriving.append(spec)
+            continue
+        inst = by_name[spec.name]
+        remaining.append(dataclasses.replace(
+            spec, host=state.hosts[inst.host].name,
+            socket=state.socket_of(inst),
+            memory_socket=state.socket_of(inst, inst.mem_frac)))
+    return dataclasses.replace(scen, instances=tuple(remaining),
+                               placement='explicit'), arriving
 
 
 def train_model(scen, store, path):
@@ -234,7 +250,8 @@ def _run(args, outdir, out, start):
     def cluster():
         os.makedirs(outdir, exist_ok=True)
         scen = scenario_mod.load(args.scenario)
-        base, arriving = split_arrivals(scen, args.new_instances)
+        base, arriving = split_arrivals(scen, args.new_instances,
+                                        args.seed)
         # arrivals in epoch 1: the simulator places them through a policy
         base = dataclasses.replace(base, arrivals=tuple(
             scenario_mod.Arrival(epoch=1, profile=s.profile, quota=s.quota)
@@ -246,7 +263,7 @@ def _run(args, outdir, out, start):
     _progress(out, 'cluster', 'scenario %s (seed %d): %d hosts, %d '
               'instances placed "%s", %d to arrive through Nova'
               % (scen.name, sim.seed, len(hosts), len(sim.state.instances),
-                 sim.placement, len(arriving)))
+                 scen.placement, len(arriving)))
 
     # -- 2. telemetry -----------------------------------------------------
     from contention_demo import telemetry

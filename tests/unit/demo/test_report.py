@@ -59,8 +59,8 @@ class TestFormat(testtools.TestCase):
 
     def test_moved_vms_are_marked(self):
         lines = report.format_report(result()).splitlines()
-        moved = [l for l in lines if l.strip().startswith('vm-1 ')]
-        still = [l for l in lines if l.strip().startswith('vm-2 ')]
+        moved = [ln for ln in lines if ln.strip().startswith('vm-1 ')]
+        still = [ln for ln in lines if ln.strip().startswith('vm-2 ')]
         self.assertTrue(moved[0].endswith('*'))
         self.assertFalse(still[0].endswith('*'))
 
