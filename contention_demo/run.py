@@ -22,11 +22,13 @@ import subprocess
 import sys
 import time
 import uuid as uuidlib
+import warnings
 
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 from contention.store import api as store_api
 from contention_demo import report as report_mod
+from contention_demo import telemetry
 
 #: Agent cycles per telemetry round (the first gives no rates: counters
 #: need two readings).
@@ -266,7 +268,6 @@ def _run(args, outdir, out, start):
                  scen.placement, len(arriving)))
 
     # -- 2. telemetry -----------------------------------------------------
-    from contention_demo import telemetry
     store_url = args.store or 'sqlite:///%s' % os.path.join(
         outdir, 'telemetry.sqlite')
     lead = 3 * CYCLES * INTERVAL_S + 2 * scen.epoch_s * 4
@@ -300,7 +301,7 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
     rejected = tel.rejected()
     _progress(out, 'telemetry', '%d agents (sim source, real collection '
               'loop) -> %s -> collector -> store %s: %d reports stored%s'
-              % (len(tel.agents), tel.transport_url,
+              % (len(tel.agents), telemetry.masked(tel.transport_url),
                  _safe_url(store_url), tel.stored(),
                  ', rejected %s' % rejected if rejected else ''))
 
@@ -398,7 +399,7 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
             indicators=indicators, applied=applied, nova=nova_result,
             names={i.uuid: i.name for i in sim.state.instances},
             profiles={i.uuid: i.profile.name for i in sim.state.instances},
-            telemetry=dict(transport=tel.transport_url,
+            telemetry=dict(transport=telemetry.masked(tel.transport_url),
                            store=_safe_url(store_url),
                            reports=tel.stored(),
                            agents=len(tel.agents)))
@@ -436,5 +437,8 @@ def _safe_url(url):
 
 def main(args):
     """Entry point of ``contention-sim demo``."""
+    # Nova's, Watcher's and their libraries' deprecation notices are for
+    # their developers, not for someone watching the demo.
+    warnings.filterwarnings('ignore', category=DeprecationWarning)
     status, _ = run(args)
     return status

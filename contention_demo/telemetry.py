@@ -15,6 +15,7 @@ one), so the counters and the intervals the agents divide them by always
 agree, whatever the wall time.
 """
 
+import re
 import time
 import uuid as uuidlib
 
@@ -26,6 +27,11 @@ from compute_agent import publisher as publisher_mod
 from contention.collector import service as collector_service
 from contention import report as report_mod
 from contention.sim import agent_source
+
+
+def masked(url):
+    """``url`` with any password replaced by ``***``."""
+    return re.sub(r'([/,][^:/@,]*:)[^@/,]*@', r'\1***@', url)
 
 
 class EmulatedClock:
@@ -122,7 +128,8 @@ class Telemetry:
             if not pub.flush(timeout_s):
                 raise RuntimeError('the message bus (%s) did not take the '
                                    'reports within %.0f s'
-                                   % (self.transport_url, timeout_s))
+                                   % (masked(self.transport_url),
+                                      timeout_s))
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             stored = self.stored()

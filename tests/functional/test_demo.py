@@ -14,6 +14,8 @@ import tempfile
 
 import testtools
 
+from tests.functional import services
+
 SCENARIO = os.path.join(os.path.dirname(__file__), 'data',
                         'demo-small.yaml')
 
@@ -59,6 +61,18 @@ class TestDemo(testtools.TestCase):
         self.assertGreater(result['telemetry']['reports'], 0)
         with open(os.path.join(out, 'report.txt')) as f:
             self.assertIn('simulated', f.read())
+
+    def test_real_broker_and_postgresql_store(self):
+        db = self.useFixture(services.PostgresDatabase())
+        proc, out = self.run_demo('--no-plot', '--store', db.url,
+                                  '--transport-url', services.RABBIT_URL)
+        self.assertEqual(0, proc.returncode, proc.stderr[-3000:])
+        with open(os.path.join(out, 'result.json')) as f:
+            result = json.load(f)
+        self.assertIn('postgresql', result['telemetry']['store'])
+        self.assertIn('rabbit://', result['telemetry']['transport'])
+        self.assertNotIn(':guest@', proc.stdout)
+        self.assertGreater(result['telemetry']['reports'], 0)
 
     def test_failing_stage_is_named(self):
         proc, _ = self.run_demo('--no-plot', '--store',
