@@ -73,16 +73,27 @@ function configure_contention_nova {
             "$filters,ContentionFilter"
     fi
     iniset "$NOVA_CONF" contention store_connection "$(contention_store_url)"
-    if [[ -n "$CONTENTION_MODEL_PATH" ]]; then
-        iniset "$NOVA_CONF" contention model_path "$CONTENTION_MODEL_PATH"
+    iniset "$NOVA_CONF" contention model_path "$CONTENTION_MODEL_PATH"
+}
+
+function bootstrap_contention_model {
+    if [[ -e "$CONTENTION_MODEL_PATH" || -z "$CONTENTION_BOOTSTRAP_SCENARIO" ]]; then
+        return 0
     fi
+    sudo install -d -o "$STACK_USER" "$(dirname "$CONTENTION_MODEL_PATH")"
+    # nova-scheduler reloads the model when the file appears.
+    "$CONTENTION_BIN_DIR/contention-train" train \
+        --from-sim "$CONTENTION_BOOTSTRAP_SCENARIO" --out "$CONTENTION_MODEL_PATH"
 }
 
 function configure_contention_watcher {
-    local strategy
-    for strategy in cache_aware_swap numa_aware_swap; do
-        iniset "$WATCHER_CONF" "watcher_strategies.$strategy" \
-            store_connection "$(contention_store_url)"
+    local group
+    # The strategies read the store; the swap action records completed
+    # swaps there for the cool-down and the repercussion check.
+    for group in watcher_strategies.cache_aware_swap \
+            watcher_strategies.numa_aware_swap \
+            watcher_actions.contention_swap; do
+        iniset "$WATCHER_CONF" "$group" connection "$(contention_store_url)"
     done
 }
 
@@ -131,6 +142,9 @@ if is_service_enabled contention-agent contention-collector contention-nova cont
         echo_summary "Starting contention-aware-placement"
         if is_service_enabled contention-collector; then
             init_contention
+        fi
+        if is_service_enabled contention-nova; then
+            bootstrap_contention_model
         fi
         start_contention
         if is_service_enabled contention-watcher; then

@@ -84,8 +84,11 @@ class ContentionService:
     def _get_reader(self):
         if self._reader is None:
             store = store_api.open_store(self.conf.contention.store_connection)
+            # Scoring reads topologies and per-node aggregates only, so the
+            # reader skips decoding every instance record of every host.
             self._reader = store_api.CachedReader(
-                store, ttl_s=self.conf.contention.store_cache_ttl)
+                store, ttl_s=self.conf.contention.store_cache_ttl,
+                with_instances=False)
         return self._reader
 
     def fresh_reports(self, hosts):

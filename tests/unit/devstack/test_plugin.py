@@ -30,12 +30,14 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.bin = os.path.join(self.tmp, 'bin')
         os.mkdir(self.bin)
         self.log = os.path.join(self.tmp, 'stub.log')
-        # contention-collector --upgrade-db is run by the plugin: log it.
-        collector = os.path.join(self.bin, 'contention-collector')
-        with open(collector, 'w') as f:
-            f.write('#!/bin/sh\necho "contention-collector $*" >> %s\n'
-                    % self.log)
-        os.chmod(collector, 0o755)
+        # The plugin runs contention-collector --upgrade-db and
+        # contention-train: log their command lines.
+        for command in ('contention-collector', 'contention-train'):
+            path = os.path.join(self.bin, command)
+            with open(path, 'w') as f:
+                f.write('#!/bin/sh\necho "%s $*" >> %s\n'
+                        % (command, self.log))
+            os.chmod(path, 0o755)
         self.nova_conf = os.path.join(self.tmp, 'nova.conf')
         self.watcher_conf = os.path.join(self.tmp, 'watcher.conf')
         self.conf_dir = os.path.join(self.tmp, 'contention')
@@ -54,6 +56,7 @@ class TestDevstackPlugin(base.BaseTestCase):
                    ENABLE_DEBUG_LOG_LEVEL='True', NOVA_CONF=self.nova_conf,
                    WATCHER_CONF=self.watcher_conf,
                    CONTENTION_CONF_DIR=self.conf_dir,
+                   CONTENTION_MODEL_PATH=os.path.join(self.tmp, 'model'),
                    NOVA_FILTERS='ComputeFilter,ImagePropertiesFilter')
         result = subprocess.run(['bash', '-c', '\n'.join(script)], env=env,
                                 capture_output=True, text=True)
@@ -72,6 +75,10 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.assertIn('recreate_database contention', log)
         self.assertIn('contention-collector --config-file %s/collector.conf '
                       '--upgrade-db' % self.conf_dir, log)
+        self.assertIn('contention-train train --from-sim ahn-wl1 --out '
+                      '%s/model' % self.tmp, log)
+        self.assertEqual(['%s/model' % self.tmp], self.values(
+            self.nova_conf, 'contention', 'model_path'))
         processes = [line for line in log if line.startswith('run_process')]
         self.assertEqual(2, len(processes))
         self.assertIn('contention-agent --config-file', processes[1])
@@ -99,9 +106,11 @@ class TestDevstackPlugin(base.BaseTestCase):
         store = 'mysql+pymysql://root:secret@10.0.0.1/contention'
         self.assertEqual([store], self.values(self.nova_conf, 'contention',
                                               'store_connection'))
-        self.assertEqual([store], self.values(
-            self.watcher_conf, 'watcher_strategies.cache_aware_swap',
-            'store_connection'))
+        for group in ('watcher_strategies.cache_aware_swap',
+                      'watcher_strategies.numa_aware_swap',
+                      'watcher_actions.contention_swap'):
+            self.assertEqual([store], self.values(self.watcher_conf, group,
+                                                  'connection'))
         # The agent and collector configs were written, then removed by
         # ./clean.sh.
         self.assertFalse(os.path.exists(self.conf_dir))
@@ -124,6 +133,7 @@ class TestDevstackPlugin(base.BaseTestCase):
         log = self.run_plugin('nova', local_conf='disable_service '
                               'contention-collector contention-nova')
         self.assertNotIn('recreate_database contention', log)
+        self.assertFalse([line for line in log if 'contention-train' in line])
         self.assertEqual(['contention-agent'],
                          [line.split()[1] for line in log
                           if line.startswith('run_process')])
