@@ -130,7 +130,9 @@ def place(data):
         candidates = [hs for hs in states if _fits(hs, req)]
         entry = {'uuid': req['uuid'], 'name': req['name'], 'host': None,
                  'weights': {}, 'contention': {}}
+        ours.last_scores = {}
         if candidates:
+            # (with one candidate Nova calls no weigher: no scores)
             weighed = handler.get_weighed_objects(weighers, candidates,
                                                   spec)
             entry['weights'] = {w.obj.host: w.weight for w in weighed}

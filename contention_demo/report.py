@@ -110,12 +110,13 @@ def format_report(result):
     lines.append('  model: %s' % nova.get('model_note'))
     for p in nova.get('placements', []):
         scores = p.get('contention') or {}
+        shown = ', '.join(
+            '%s %.2f%s' % (h, s['score'],
+                           ' (neutral)' if s.get('neutral') else '')
+            for h, s in sorted(scores.items()))
         lines.append('  %-22s -> %-8s  contention score per host: %s'
-                     % (p['name'], p['host'] or 'NO HOST', ', '.join(
-                         '%s %.2f%s' % (h, s['score'],
-                                        ' (neutral)' if s.get('neutral')
-                                        else '')
-                         for h, s in sorted(scores.items())) or '-'))
+                     % (p['name'], p['host'] or 'NO HOST',
+                        shown or '- (the only host with room: not weighed)'))
     plan = r['plan']
     lines += ['', 'Watcher action plan %s [%s]' % (plan['uuid'], LABEL),
               '  state: %s' % plan['state'],

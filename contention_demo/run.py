@@ -28,7 +28,6 @@ from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 from contention.store import api as store_api
 from contention_demo import report as report_mod
-from contention_demo import telemetry
 
 #: Agent cycles per telemetry round (the first gives no rates: counters
 #: need two readings).
@@ -129,38 +128,32 @@ def split_arrivals(scen, count, seed=None):
 
 
 def train_model(scen, store, path):
-    """Train the weigher's model; (path or None, how, note).
+    """Train the weigher's model; (path or None, note for the report).
 
-    From the simulator (``contention.sim.training``) when it is there,
-    else from the demo store's history; if neither can train, None (the
-    weigher is neutral, and the report says so).
+    From the simulator (:func:`contention.placement.train.train_from_sim`
+    with its quick settings) when it can, else from the demo store's
+    telemetry history; if neither has two workloads, None: the weigher is
+    neutral, and the report says so.
     """
     from contention.placement import datasets
-    from contention.placement import models
-    from contention.placement import persist
+    from contention.placement import train
     try:
-        topology, workloads, source = datasets.simulator_source(scen.name)
-        data = datasets.interference_dataset(
-            source, topology, workloads, samples_per_workload=20,
-            label='sim:%s' % scen.name)
-        how = 'trained on the simulator (%s)' % scen.name
+        bundle, result = train.train_from_sim(scen, **train.QUICK)
+        how = 'trained on the simulator (scenario %s)' % scen.name
     except (datasets.SimulatorUnavailable, ValueError, OSError) as exc:
         data = datasets.from_store(store, min_samples=2)
-        how = ('trained on the demo store\'s telemetry history (simulator '
-               'training unavailable: %s)' % str(exc).split(';')[0])
-    if len(data.workloads) < 2:
-        return None, 'none', ('no model: %d workload(s) with samples; the '
-                              'weigher gives every host the neutral score'
-                              % len(data.workloads))
-    model = models.InterferenceModel(n_estimators=30)
-    model.cross_validate(data.X, data.Y, data.groups)
-    model.fit(data.X, data.Y, data.groups)
-    persist.save(persist.ModelBundle(
-        interference=model, summary=dict(data.summary(),
-                                         trained_at=time.time())), path)
-    return path, how, '%s: %d samples of %d workloads, leave-one-workload-' \
-        'out MAE %.3f' % (how, len(data.X), len(data.workloads),
-                          model.cv_.mae)
+        if len(data.workloads) < 2:
+            return None, ('no model (simulator: %s; store: %d workload(s) '
+                          'with samples): the weigher gives every host the '
+                          'neutral score' % (exc, len(data.workloads)))
+        bundle, result = train.train_bundle(data, estimators=30)
+        how = ('trained on the demo store\'s telemetry history (not on '
+               'the simulator: %s)' % exc)
+    train.save(bundle, path)
+    summary = result['summary']
+    return path, ('%s: %d samples of %d workloads, leave-one-workload-out '
+                  'MAE %.3f' % (how, summary['samples'],
+                                summary['workloads'], result['cv_mae']))
 
 
 def _nova_input(sim, requests, store_url, model_path):
@@ -268,6 +261,8 @@ def _run(args, outdir, out, start):
                  scen.placement, len(arriving)))
 
     # -- 2. telemetry -----------------------------------------------------
+    # (imported here: oslo.messaging's imports warn, main() quiets them)
+    from contention_demo import telemetry
     store_url = args.store or 'sqlite:///%s' % os.path.join(
         outdir, 'telemetry.sqlite')
     lead = 3 * CYCLES * INTERVAL_S + 2 * scen.epoch_s * 4
@@ -298,6 +293,7 @@ def _run(args, outdir, out, start):
 
 def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
                      store_url, clock, tel):
+    from contention_demo import telemetry
     rejected = tel.rejected()
     _progress(out, 'telemetry', '%d agents (sim source, real collection '
               'loop) -> %s -> collector -> store %s: %d reports stored%s'
@@ -307,7 +303,7 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
 
     # -- 3. nova ----------------------------------------------------------
     def nova():
-        model_path, how, note = train_model(
+        model_path, note = train_model(
             scen, store, os.path.join(outdir, 'model.skops'))
         requests = []
         for i, spec in enumerate(arriving):
@@ -435,10 +431,28 @@ def _safe_url(url):
         return '(unparsable URL)'
 
 
+def _quiet():
+    """Hide deprecation notices of Nova, Watcher and their libraries.
+
+    They are for those projects' developers, not for someone watching the
+    demo. (A filter is not enough: importing Watcher's clients module
+    calls ``warnings.simplefilter("once")``, which takes precedence.)
+    """
+    show = warnings.showwarning
+    if getattr(show, 'contention_demo', False):
+        return
+
+    def quiet(message, category, *args, **kwargs):
+        if issubclass(category, DeprecationWarning) or \
+                'Eventlet is deprecated' in str(message):
+            return
+        show(message, category, *args, **kwargs)
+    quiet.contention_demo = True
+    warnings.showwarning = quiet
+
+
 def main(args):
     """Entry point of ``contention-sim demo``."""
-    # Nova's, Watcher's and their libraries' deprecation notices are for
-    # their developers, not for someone watching the demo.
-    warnings.filterwarnings('ignore', category=DeprecationWarning)
+    _quiet()
     status, _ = run(args)
     return status
