@@ -6,10 +6,12 @@
         --seed 3 --json
     contention-sim evaluate --scenario ahn-wl1 --policy contention_weigher \\
         --policy-arg model_path=/tmp/ahn.model
+    contention-sim demo [--scenario ahn-wl1] [--seed N] [--output-dir DIR]
 
 Subcommands are registered in :data:`SUBCOMMANDS` (name -> (add_arguments,
-run)), so another subcommand (e.g. ``demo``) is one more entry. Every
-figure printed is simulated and labelled so.
+run)). ``demo`` (``doc/demo.md``) lives in :mod:`contention_demo`, outside
+the core because it wires Nova and Watcher; their modules are imported only
+when the demo runs. Every figure printed is simulated and labelled so.
 """
 
 import argparse
@@ -123,8 +125,9 @@ def _run_scenarios(args):
 
 
 def _add_demo(parser):
-    # contention_demo imports Nova and Watcher, which the core never does:
-    # loaded only when the subcommand runs (its arguments are plain).
+    # contention_demo wires Nova and Watcher, which the core never imports:
+    # imported here, lazily; contention_demo.run itself imports them only
+    # when the demo runs, so building this parser loads neither.
     from contention_demo import run as demo
     demo.add_arguments(parser)
 
