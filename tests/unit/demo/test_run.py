@@ -1,5 +1,7 @@
 """The demo's pure parts: arrivals, URL masking, plan translation."""
 
+import subprocess
+import sys
 import types
 
 import testtools
@@ -74,3 +76,18 @@ class TestToPlan(testtools.TestCase):
             cluster.Migrate('c', 'h1', 'h3'),
             cluster.Repin('d', 'h1', 1, move_memory=True)), plan.actions)
         self.assertEqual(['e'], [s.subject for s in plan.skipped])
+
+
+class TestImports(testtools.TestCase):
+
+    def test_parser_loads_neither_nova_nor_watcher(self):
+        code = ('import sys\n'
+                'from contention.sim import cmd\n'
+                'cmd.build_parser().parse_args(["demo", "--seed", "2"])\n'
+                'bad = [m for m in sys.modules\n'
+                '       if m.split(".")[0] in ("nova", "watcher")]\n'
+                'print(",".join(bad))\n')
+        proc = subprocess.run([sys.executable, '-c', code],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(0, proc.returncode, proc.stderr)
+        self.assertEqual('', proc.stdout.strip())
