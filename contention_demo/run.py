@@ -328,22 +328,31 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
         names = [p['host'] for p in nova_result['placements']]
         before = {i.uuid for i in sim.state.instances}
         sim.arrive(_Chosen(names), None)
-        new = [i for i in sim.state.instances if i.uuid not in before]
-        for p, inst in zip(nova_result['placements'], new):
-            p['sim_uuid'] = inst.uuid
-            p['sim_name'] = inst.name
-            p['landed'] = inst.host is not None and \
-                sim.state.hosts[inst.host].name
+        new = {i.name: i for i in sim.state.instances
+               if i.uuid not in before}
+        for p in nova_result['placements']:
+            inst = new.get(p['name'])
+            landed = sim.state.hosts[inst.host].name if inst else None
+            if landed != p['host']:
+                raise RuntimeError(
+                    'Nova put %s on %s but the emulated cluster %s'
+                    % (p['name'], p['host'] or 'no host',
+                       'started it on %s' % landed if landed
+                       else 'could not start it'))
+            p['sim_uuid'] = inst.uuid if inst else None
         clock.advance(scen.epoch_s)
         tel.run(CYCLES)
     _stage('nova', land)
     placed = ', '.join('%s -> %s' % (p['name'], p['host'] or 'NO HOST')
                        for p in nova_result['placements'])
-    _progress(out, 'nova', 'HostWeightHandler with %d weighers (Nova\'s '
-              'defaults + ContentionWeigher; %s): %s'
-              % (len(nova_result['weighers']),
-                 'model loaded' if nova_result['model'] else
-                 'NO MODEL, weigher neutral', placed or 'nothing to place'))
+    if not arriving:
+        _progress(out, 'nova', 'no new instances: nothing for Nova to place')
+    else:
+        _progress(out, 'nova', 'HostWeightHandler with %d weighers (Nova\'s '
+                  'defaults + ContentionWeigher; %s): %s'
+                  % (len(nova_result['weighers']),
+                     'model loaded' if nova_result['model'] else
+                     'NO MODEL, weigher neutral', placed))
 
     # -- 4. watcher -------------------------------------------------------
     before_perf = sim.step()
