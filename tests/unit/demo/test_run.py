@@ -1,9 +1,11 @@
 """The demo's pure parts: arrivals, URL masking, plan translation."""
 
+import os
 import subprocess
 import sys
 import types
 
+import fixtures
 import testtools
 
 from contention import cluster
@@ -91,3 +93,35 @@ class TestImports(testtools.TestCase):
                               capture_output=True, text=True, timeout=120)
         self.assertEqual(0, proc.returncode, proc.stderr)
         self.assertEqual('', proc.stdout.strip())
+
+
+class TestTrainModel(testtools.TestCase):
+
+    def test_no_data_anywhere_gives_no_model_and_says_why(self):
+        from contention.placement import datasets
+        from contention.placement import train
+        from contention.store import api
+
+        def unavailable(*a, **kw):
+            raise datasets.SimulatorUnavailable('no simulator here')
+        self.useFixture(fixtures.MonkeyPatch(
+            'contention.placement.train.train_from_sim', unavailable))
+        self.assertIs(train.train_from_sim, unavailable)
+        store = api.open_store('sqlite://')
+        store.upgrade()
+        self.addCleanup(store.dispose)
+        path, note = run.train_model(sim.load_scenario('ahn-wl1'), store,
+                                     '/nonexistent/model')
+        self.assertIsNone(path)
+        self.assertIn('no simulator here', note)
+        self.assertIn('neutral', note)
+
+    def test_trained_from_the_simulator(self):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path, 'm')
+        got, note = run.train_model(
+            sim.load_scenario(os.path.join(
+                os.path.dirname(__file__), os.pardir, os.pardir,
+                'functional', 'data', 'demo-small.yaml')), None, path)
+        self.assertEqual(path, got)
+        self.assertTrue(os.path.exists(path))
+        self.assertIn('trained on the simulator', note)
