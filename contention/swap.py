@@ -34,6 +34,7 @@ import itertools
 import math
 
 from contention import arbitration
+from contention import classify
 from contention import cluster
 
 HOST = 'host'
@@ -73,6 +74,15 @@ class SwapParameters:
     difference is below the cost of the memory it moves is skipped.
     ``tolerance`` is Merlin's "about as much": candidates within that
     fraction of the best reduction compete on sensitivity and cost.
+    ``local_memory_mf`` decides whether the local phase's re-pins take the
+    instance's memory along: an instance whose Memory Factor is below it
+    (Merlin's low MF, section 3.2: few of its accesses reach DRAM) moves its
+    vCPUs only, the cheaper "remote vCPU move" of Merlin's cost ranking
+    (section 3.3); every other instance, or one whose MF is unknown, moves
+    its memory too, because leaving a memory-bound instance's memory behind
+    turns its DRAM traffic into remote traffic over the interconnect, which
+    costs it more than the LLC contention the re-pin removes (the reason
+    Ahn et al. add the NUMA-aware scheduler, section 4).
     """
 
     threshold: float = 5e6
@@ -82,6 +92,7 @@ class SwapParameters:
     tolerance: float = 0.1
     migration_cost_per_gib: float = 2.5e5
     local_phase: bool = True
+    local_memory_mf: float = classify.Thresholds().mf_low
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -90,7 +101,7 @@ class SwapParameters:
                 % (', '.join(arbitration.VICTIM_SELECTIONS),
                    self.victim_selection))
         for name in ('threshold', 'cooldown_s', 'tolerance',
-                     'migration_cost_per_gib'):
+                     'migration_cost_per_gib', 'local_memory_mf'):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) \
                     or value < 0:
@@ -588,6 +599,11 @@ def _best_mapping(groups, socket_ids):
     return tuple(mapping)
 
 
+def _memory_follows(inst, params):
+    """Whether a local re-pin moves the instance's memory (SwapParameters)."""
+    return inst.mf is None or inst.mf >= params.local_memory_mf
+
+
 def local_phase(view, params, skipped=None):
     """Ahn's local phase (Algorithm 1 step 1): Repin actions per host."""
     skipped = [] if skipped is None else skipped
@@ -659,8 +675,9 @@ def local_phase(view, params, skipped=None):
             continue
         for inst in sorted(free, key=lambda i: i.uuid):
             if target[inst.uuid] != inst.socket:
-                actions.append(cluster.Repin(inst.uuid, host.name,
-                                             target[inst.uuid]))
+                actions.append(cluster.Repin(
+                    inst.uuid, host.name, target[inst.uuid],
+                    move_memory=_memory_follows(inst, params)))
     return actions, skipped
 
 

@@ -79,7 +79,27 @@ class TestLocalPhase(testtools.TestCase):
                        v.vm('x8', 'a', 8 * M, socket=1),
                        v.vm('x2', 'a', 2 * M, socket=0)])
         actions, _ = swap.local_phase(view, swap.SwapParameters())
-        self.assertEqual([cluster.Repin('x8', 'a', 0)], actions)
+        # mf 0.3 (medium): its memory moves with its vCPUs.
+        self.assertEqual([cluster.Repin('x8', 'a', 0, move_memory=True)],
+                         actions)
+
+    def test_memory_stays_only_for_low_mf_instances(self):
+        # Merlin: a low-MF instance barely reaches DRAM, so a remote vCPU
+        # move (memory left behind) is the cheaper choice; a memory-bound
+        # one would pay remote latency on all its DRAM traffic.
+        view = v.view([v.host('a')],
+                      [v.vm('low', 'a', 10 * M, socket=0, mf=0.1),
+                       v.vm('high', 'a', 9 * M, socket=0, mf=0.8),
+                       v.vm('unknown', 'a', 2 * M, socket=0, mf=None),
+                       v.vm('stay', 'a', 1 * M, socket=0)])
+        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        moved = {a.instance: a.move_memory for a in actions}
+        self.assertTrue(moved)
+        for uuid, move_memory in moved.items():
+            self.assertEqual(uuid != 'low', move_memory, uuid)
+        actions, _ = swap.local_phase(
+            view, swap.SwapParameters(local_memory_mf=0.0))
+        self.assertTrue(all(a.move_memory for a in actions))
 
     def test_numa_instances_are_not_repinned(self):
         view = v.view([v.host('a')],
