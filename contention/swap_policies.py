@@ -22,13 +22,15 @@ class _SwapPolicy(policy.Policy):
     def __init__(self, threshold=5e6, max_swaps=5,
                  victim_selection=arbitration.SENSITIVITY_COST,
                  cooldown=3600.0, tolerance=0.1,
-                 migration_cost_per_gib=2.5e5, local_phase=True):
+                 migration_cost_per_gib=2.5e5, local_phase=True,
+                 local_memory_mf=swap.SwapParameters.local_memory_mf):
         self.params = swap.SwapParameters(
             threshold=float(threshold), max_swaps=int(max_swaps),
             victim_selection=victim_selection, cooldown_s=float(cooldown),
             tolerance=float(tolerance),
             migration_cost_per_gib=float(migration_cost_per_gib),
-            local_phase=bool(local_phase))
+            local_phase=bool(local_phase),
+            local_memory_mf=float(local_memory_mf))
         self._moves = ()
         self._classes_before = {}
 
@@ -39,7 +41,8 @@ class _SwapPolicy(policy.Policy):
                     victim_selection=p.victim_selection,
                     cooldown=p.cooldown_s, tolerance=p.tolerance,
                     migration_cost_per_gib=p.migration_cost_per_gib,
-                    local_phase=p.local_phase)
+                    local_phase=p.local_phase,
+                    local_memory_mf=p.local_memory_mf)
 
     def bind(self, simulator):
         self._moves = ()

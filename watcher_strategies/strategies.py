@@ -178,6 +178,13 @@ class ContentionSwapBase(base.BaseStrategy):
                                'sockets have even LLC misses before '
                                'swapping between hosts.',
                 'type': 'boolean', 'default': True}
+            properties['local_memory_mf'] = {
+                'description': 'A re-pinned instance keeps its memory where '
+                               'it is only if its Memory Factor is below '
+                               'this (little DRAM traffic); otherwise its '
+                               'memory moves with its vCPUs.',
+                'type': 'number', 'minimum': 0,
+                'default': swap.SwapParameters.local_memory_mf}
         return {'type': 'object', 'properties': properties,
                 'additionalProperties': False}
 
@@ -206,7 +213,9 @@ class ContentionSwapBase(base.BaseStrategy):
             migration_cost_per_gib=float(
                 self._param('migration_cost_per_gib', 2.5e5)),
             local_phase=bool(self._param('local_phase',
-                                         self.has_local_phase)))
+                                         self.has_local_phase)),
+            local_memory_mf=float(self._param(
+                'local_memory_mf', swap.SwapParameters.local_memory_mf)))
 
     def pre_execute(self):
         # Not BaseStrategy._pre_execute: it logs the whole model as XML at
