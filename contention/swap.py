@@ -51,13 +51,16 @@ REASONS = {
     'pinned': 'the instance has a NUMA topology or dedicated CPUs, which '
               'Nova manages; the agent does not re-pin it',
     'no_capacity': 'no leg order fits the destinations\' free capacity',
+    'cpu_oversubscribed': 'every move would leave a host or socket with '
+                          'more vCPUs than CPUs (or more over) than before',
     'not_worth_it': 'the predicted reduction does not repay the '
                     'migration cost',
     'no_gain': 'no move reduces the difference',
     'no_partner': 'the unit has no instance that may move',
     'local_no_gain': 're-dealing the host\'s VMs would not even its '
                      'sockets out',
-    'local_capacity': 're-dealing would overcommit a socket\'s CPUs',
+    'local_capacity': 're-dealing would leave a socket with more vCPUs '
+                      'than CPUs',
     'repercussion': 'a co-runner moved to a worse Merlin state after a '
                     'previous move; its unit is arbitrated first',
 }
@@ -369,6 +372,44 @@ def _legs(state, cand, src, dst, exact_socket):
     return None
 
 
+def _cpu_pressure(state, host_name, socket):
+    """vCPUs over physical CPUs of a host, and of one of its sockets."""
+    host = state.hosts[host_name]
+    over_host = state.used[host_name][0] - host.vcpus_total
+    sock = next((s for s in host.sockets if s.id == socket), None)
+    over_socket = (state.cell_used[(host_name, socket)][0] - sock.cpus
+                   if sock is not None else float('-inf'))
+    return over_host, over_socket
+
+
+def _oversubscribes(state, legs):
+    """Whether the move leaves more vCPUs than CPUs where there were not.
+
+    Allocation ratios let Nova put more vCPUs on a host than it has CPUs,
+    and the capacity checks allow that, but the vCPUs then share CPU time:
+    every instance there slows down (Merlin's CPU sensitivity, section
+    3.1), which no LLC balance repays. Ahn et al.'s swaps keep each host's
+    instance count; a one-way move, or a swap of unequal instances, must
+    not push a host or a socket past its CPUs, or further past them.
+    """
+    places = {(leg.dest_host if isinstance(leg, cluster.Migrate)
+               else leg.host, leg.dest_socket) for leg in legs}
+    before = {place: _cpu_pressure(state, *place) for place in places}
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        for place, (host_before, socket_before) in before.items():
+            host_after, socket_after = _cpu_pressure(state, *place)
+            if (host_after > max(0.0, host_before)
+                    or socket_after > max(0.0, socket_before)):
+                return True
+        return False
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+
+
 def _leg(inst, host, socket):
     if inst.host == host:
         return cluster.Repin(inst.uuid, host, socket, move_memory=True)
@@ -441,6 +482,9 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
         legs = _legs(state, cand, src, dst, exact)
         if legs is None:
             reasons['no_capacity'] += 1
+            continue
+        if _oversubscribes(state, legs):
+            reasons['cpu_oversubscribed'] += 1
             continue
         feasible.append((cand, legs))
     return feasible
@@ -662,16 +706,21 @@ def local_phase(view, params, skipped=None):
                     host.name, 'local_no_gain: the sockets are as even as '
                     'dealing makes them'))
             continue
+        # A socket may not end with more vCPUs than CPUs unless it already
+        # had them (and then not more): time-sharing CPUs slows every
+        # instance on the socket, which no LLC balance repays.
         over = []
         for sock in host.sockets:
             vcpus = sum(i.vcpus for i in fixed + free
                         if target.get(i.uuid, i.socket) == sock.id)
-            if vcpus > sock.cpus * host.cpu_allocation_ratio:
+            vcpus_before = sum(i.vcpus for i in fixed + free
+                               if i.socket == sock.id)
+            if vcpus > max(sock.cpus, vcpus_before):
                 over.append(sock.id)
         if over:
             skipped.append(cluster.Skipped(
-                host.name, 'local_capacity: socket(s) %s would exceed their '
-                'CPUs x cpu_allocation_ratio' % ', '.join(map(str, over))))
+                host.name, 'local_capacity: socket(s) %s would end with more '
+                'vCPUs than CPUs' % ', '.join(map(str, over))))
             continue
         for inst in sorted(free, key=lambda i: i.uuid):
             if target[inst.uuid] != inst.socket:

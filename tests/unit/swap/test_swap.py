@@ -293,6 +293,50 @@ class TestCacheAwareGlobal(testtools.TestCase):
         self.assertGreater(plan.indicators['repins'], 0)
 
 
+class TestCpuOversubscription(testtools.TestCase):
+    """Moves may use Nova's allocation ratio, not time-share more CPUs."""
+
+    PARAMS = swap.SwapParameters(local_phase=False, threshold=1 * M,
+                                 max_swaps=1)
+
+    def _full_hosts(self):
+        # Two hosts of 2 sockets x 2 CPUs, cpu_allocation_ratio 4: Nova
+        # would accept more, but every CPU already runs a 1-vCPU instance.
+        hosts = [v.host(n, cpus=2, cpu_allocation_ratio=4.0)
+                 for n in ('hot', 'cold')]
+        instances = [v.vm('h%d' % i, 'hot', m * M, socket=i // 2, vcpus=1)
+                     for i, m in enumerate((9, 8, 7, 6))]
+        instances += [v.vm('c%d' % i, 'cold', m * M, socket=i // 2,
+                           vcpus=1) for i, m in enumerate((1, 1, 1, 1))]
+        return v.view(hosts, instances)
+
+    def test_one_way_move_onto_busy_cpus_is_refused(self):
+        view = self._full_hosts()
+        state = swap._State(view, swap.HOST)
+        leg = cluster.Migrate('h0', 'hot', 'cold', 0)
+        self.assertTrue(swap._oversubscribes(state, (leg,)))
+        # The trial move is undone.
+        self.assertEqual('hot', state.inst['h0'].host)
+        self.assertEqual(4.0, state.used['cold'][0])
+
+    def test_swaps_of_equal_instances_still_run(self):
+        plan = swap.cache_aware(self._full_hosts(), self.PARAMS)
+        self.assertEqual(1, len(plan.actions))
+        self.assertIsInstance(plan.actions[0], cluster.Swap)
+        after = _apply(self._full_hosts(), plan)
+        for host in ('hot', 'cold'):
+            self.assertEqual(4, len(after.instances_on(host)))
+
+    def test_one_way_move_onto_idle_cpus_is_allowed(self):
+        view = self._full_hosts()
+        idle = [i for i in view.instances if i.host == 'hot'] + [
+            v.vm('c0', 'cold', 1 * M, socket=0, vcpus=1)]
+        view = v.view(view.hosts, idle)
+        state = swap._State(view, swap.HOST)
+        leg = cluster.Migrate('h0', 'hot', 'cold', 1)
+        self.assertFalse(swap._oversubscribes(state, (leg,)))
+
+
 class TestSensitivityCost(testtools.TestCase):
 
     def test_prefers_low_mf_among_near_equal_moves(self):
