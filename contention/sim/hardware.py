@@ -73,7 +73,12 @@ class HardwareClass:
     cpu_model: str = 'simulated'
     #: Nodes no instance may use (e.g. where Dom-0 runs in Merlin's setup).
     reserved_nodes: tuple[int, ...] = ()
-    cpu_allocation_ratio: float = 1.0
+    #: Nova's allocation ratios for the host; the defaults are Nova's own
+    #: (``initial_cpu_allocation_ratio`` 4.0, ``initial_ram_allocation_ratio``
+    #: 1.0), so capacity checks, and the transient capacity a live-migration
+    #: swap needs, behave as in a default Nova deployment. Whether vCPUs then
+    #: time-share CPUs is the solver's business, not the ratio's.
+    cpu_allocation_ratio: float = 4.0
     ram_allocation_ratio: float = 1.0
     perf: PerfParams = PerfParams()
 

@@ -83,7 +83,12 @@ class TestApply(base.BaseTestCase):
         self.assertLess(during, before)
 
     def test_over_capacity_is_rejected_and_counted(self):
-        scen = _tiny(instances=[{'profile': 'mem', 'count': 8}])
+        # Without overcommit (Nova's default ratio is 4.0), 8 vCPUs fill
+        # both hosts.
+        scen = _tiny(instances=[{'profile': 'mem', 'count': 8}],
+                     hardware={'small': {'sockets': 2, 'cores_per_node': 2,
+                                         'memory_gib_per_node': 4,
+                                         'cpu_allocation_ratio': 1.0}})
         sim = simulator.Simulator(scen)
         view = sim.view()
         a = view.instances_on('small-0')[0]
