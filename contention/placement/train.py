@@ -97,7 +97,8 @@ def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
     cross-validated error stays about the scenario's own workloads
     (``Dataset.evaluate``).
     """
-    parts = datasets.simulator_source(scenario, libraries=libraries)
+    parts = (datasets.simulator_source(scenario, libraries=libraries)
+             if libraries else datasets.simulator_source(scenario))
     topology, workloads, source = parts
     name = getattr(scenario, 'name', scenario)
     label = 'sim:%s' % name
