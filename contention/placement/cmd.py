@@ -46,6 +46,12 @@ def _add_source(parser, required=True):
                         help='--from-sim: random landings per workload')
     parser.add_argument('--seed', type=int, default=0,
                         help='--from-sim: seed of the random landings')
+    parser.add_argument('--library', action='append', default=[],
+                        metavar='NAME',
+                        help='--from-sim: also train on this shipped '
+                             'profile library of the simulator (repeat, '
+                             'or "all"); the cross-validated error stays '
+                             'about the scenario\'s own workloads')
 
 
 def build_parser():
@@ -91,7 +97,7 @@ def _interference_data(args):
     if args.from_sim:
         return train_mod.sim_dataset(
             args.from_sim, samples_per_workload=args.samples_per_workload,
-            seed=args.seed)
+            seed=args.seed, libraries=tuple(args.library))
     from contention.store import api
     store = api.open_store(args.from_store)
     try:

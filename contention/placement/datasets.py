@@ -26,6 +26,7 @@ import dataclasses
 import importlib
 import random
 from typing import Callable
+from typing import Optional
 
 import numpy as np
 
@@ -95,8 +96,12 @@ class SimulatorUnavailable(RuntimeError):
 SIMULATOR_HOOK = ('contention.sim.training', 'training_source')
 
 
-def simulator_source(scenario):
+def simulator_source(scenario, libraries=()):
     """(topology, workloads, source) for a simulator scenario.
+
+    ``libraries``: the simulator's shipped profile libraries (names or
+    ``'all'``) to add as extra training workloads; the source's ``own``
+    attribute then names the scenario's own workloads.
 
     This is the hook the simulator wires: it must provide
     ``contention.sim.training.training_source(scenario)`` returning a
@@ -116,6 +121,8 @@ def simulator_source(scenario):
     if func is None:
         raise SimulatorUnavailable('%s has no %s(scenario)'
                                    % (module_name, func_name))
+    if libraries:
+        return func(scenario, libraries=tuple(libraries))
     return func(scenario)
 
 
@@ -127,14 +134,22 @@ class Dataset:
     Y: np.ndarray
     groups: list
     source: str
+    #: Workloads the leave-one-out error is reported on (None = all).
+    #: With extra training workloads (another profile library) the
+    #: reported error stays about the scenario's own workloads: each is
+    #: held out in turn, and the others and the extras train its forest.
+    evaluate: Optional[list] = None
 
     @property
     def workloads(self):
         return sorted(set(self.groups))
 
     def summary(self):
-        return {'source': self.source, 'samples': int(len(self.X)),
-                'workloads': len(self.workloads)}
+        result = {'source': self.source, 'samples': int(len(self.X)),
+                  'workloads': len(self.workloads)}
+        if self.evaluate is not None:
+            result['evaluated_workloads'] = len(self.evaluate)
+        return result
 
 
 def _cell_of(topology, nodes, corunners, exclude=None):

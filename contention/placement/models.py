@@ -47,10 +47,12 @@ def _forest(n_estimators, random_state, min_samples_leaf=1):
         min_samples_leaf=min_samples_leaf, n_jobs=1)
 
 
-def leave_one_group_out(make, X, Y, groups, output_names):
+def leave_one_group_out(make, X, Y, groups, output_names, evaluate=None):
     """Fit ``make()`` once per workload with it held out; see CrossValidation.
 
     :param make: returns a fresh estimator with fit/predict.
+    :param evaluate: the workloads to hold out in turn (default: all);
+        the others only ever train. The error is over their samples.
     """
     X, Y = np.asarray(X, float), np.asarray(Y, float)
     groups = np.asarray(groups)
@@ -58,7 +60,14 @@ def leave_one_group_out(make, X, Y, groups, output_names):
     if len(names) < 2:
         raise ValueError('leave-one-workload-out needs at least 2 workloads,'
                          ' got %d' % len(names))
+    if evaluate is not None:
+        unknown = sorted(set(evaluate) - set(names))
+        if unknown:
+            raise ValueError('workloads to evaluate have no samples: %s'
+                             % ', '.join(unknown))
+        names = sorted(set(evaluate))
     errors = np.zeros_like(Y)
+    held = np.zeros(len(Y), dtype=bool)
     per_workload = {}
     for name in names:
         test = groups == name
@@ -66,7 +75,9 @@ def leave_one_group_out(make, X, Y, groups, output_names):
         model.fit(X[~test], Y[~test])
         pred = np.asarray(model.predict(X[test])).reshape(Y[test].shape)
         errors[test] = np.abs(pred - Y[test])
+        held |= test
         per_workload[str(name)] = float(errors[test].mean())
+    errors = errors[held]
     return CrossValidation(
         mae=float(errors.mean()),
         per_output={n: float(errors[:, i].mean())
@@ -106,9 +117,10 @@ class InterferenceModel:
             self.summary_['workloads'] = len(set(np.asarray(groups).tolist()))
         return self
 
-    def cross_validate(self, X, Y, groups):
+    def cross_validate(self, X, Y, groups, evaluate=None):
         self.cv_ = leave_one_group_out(self._make, X, Y, groups,
-                                       features.TARGET_NAMES)
+                                       features.TARGET_NAMES,
+                                       evaluate=evaluate)
         return self.cv_
 
     def predict(self, X):

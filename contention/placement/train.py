@@ -65,7 +65,8 @@ def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
                          'at least 2 are needed to train and cross-validate'
                          % (data.source, len(data.workloads)))
     model = models.InterferenceModel(n_estimators=estimators)
-    cv = (model.cross_validate(data.X, data.Y, data.groups)
+    cv = (model.cross_validate(data.X, data.Y, data.groups,
+                               evaluate=data.evaluate)
           if cross_validate else None)
     model.fit(data.X, data.Y, data.groups)
     summary = dict(data.summary(), trained_at=time.time(),
@@ -85,25 +86,38 @@ def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
     return bundle, report
 
 
-def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0):
+def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
+                libraries=()):
     """(Dataset, (topology, workloads, source)) from a simulator scenario.
 
     ``scenario``: a shipped name, a YAML path or a loaded Scenario.
+    ``libraries``: the simulator's shipped profile libraries (names or
+    ``'all'``) whose profiles train beside the scenario's own, on the
+    scenario's hardware (as subjects and as co-runners); the
+    cross-validated error stays about the scenario's own workloads
+    (``Dataset.evaluate``).
     """
-    parts = datasets.simulator_source(scenario)
+    parts = (datasets.simulator_source(scenario, libraries=libraries)
+             if libraries else datasets.simulator_source(scenario))
     topology, workloads, source = parts
     name = getattr(scenario, 'name', scenario)
+    label = 'sim:%s' % name
+    if libraries:
+        label += '+%s' % ','.join(libraries)
     data = datasets.interference_dataset(
         source, topology, workloads,
         samples_per_workload=samples_per_workload, seed=seed,
-        label='sim:%s' % name)
+        label=label)
+    own = getattr(source, 'own', None)
+    if libraries and own is not None:
+        data.evaluate = sorted(set(own) & set(data.groups))
     return data, parts
 
 
 def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
                    samples_per_workload=DEFAULT_SAMPLES,
                    pv_estimators=DEFAULT_PV_ESTIMATORS, seed=0,
-                   cross_validate=True):
+                   cross_validate=True, libraries=()):
     """(ModelBundle, report) trained from a simulator scenario.
 
     The quickest way to a model for a scenario (the demo, the
@@ -112,7 +126,8 @@ def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
     simulated; ``report['workloads']`` maps each workload (profile name)
     to the MPKI, MF, IPC and vCPUs its synthetic counters show alone.
     """
-    data, parts = sim_dataset(scenario, samples_per_workload, seed)
+    data, parts = sim_dataset(scenario, samples_per_workload, seed,
+                              libraries=libraries)
     bundle, report = train_bundle(data, parts, estimators=estimators,
                                   pv_estimators=pv_estimators,
                                   cross_validate=cross_validate)

@@ -46,6 +46,7 @@ dataclasses it must return (lazily), so the dependency stays one-way.
 
 import collections
 import functools
+import os
 
 import numpy as np
 
@@ -144,6 +145,8 @@ class SimulatorPerformance(object):
     def __init__(self, hw, profiles):
         self.host = _Host(hw)
         self.profiles = dict(profiles)
+        #: The scenario's own profiles (see :func:`training_source`).
+        self.own = frozenset(self.profiles)
         self._best = {}
         self.solves = 0
 
@@ -211,21 +214,55 @@ class SimulatorPerformance(object):
                                 corunner_performance=ratios)
 
 
-def training_source(scenario):
+def shipped_libraries():
+    """Names of the profile libraries shipped under ``scenarios/profiles``."""
+    return sorted(os.path.splitext(f)[0]
+                  for f in os.listdir(scenario_mod.PROFILE_DIR)
+                  if f.endswith('.yaml'))
+
+
+def library_profiles(libraries):
+    """{name: WorkloadProfile} of the named shipped profile libraries.
+
+    ``libraries``: names under ``scenarios/profiles``, or ``'all'``. The
+    profiles are read exactly as a scenario's ``profile_library`` reads
+    them (nothing is changed); an unknown name is a ValueError.
+    """
+    names = []
+    for lib in libraries:
+        names.extend(shipped_libraries() if lib == 'all' else [lib])
+    result = {}
+    for lib in names:
+        raw = scenario_mod._library(lib, 'training libraries')
+        for name, spec in raw.items():
+            result.setdefault(name, scenario_mod._profile(name, spec))
+    return result
+
+
+def training_source(scenario, libraries=()):
     """(HostTopology, [Workload], PerformanceSource) for a scenario.
 
     ``scenario``: a :class:`~contention.sim.scenario.Scenario`, a shipped
     scenario name or a YAML path. See the module docstring.
+
+    ``libraries``: shipped profile libraries (names, or ``'all'``) whose
+    profiles are added as extra training workloads, run on the scenario's
+    hardware; the scenario's own profiles win a name clash. The source's
+    ``own`` attribute names the scenario's own profiles: the workloads a
+    cross-validation reports on.
     """
     from contention.placement import datasets
     from contention.placement import features
     scen = (scenario if isinstance(scenario, scenario_mod.Scenario)
             else scenario_mod.load(scenario))
     _, hw = main_hardware(scen)
-    source = SimulatorPerformance(hw, scen.profiles)
+    profiles = library_profiles(libraries) if libraries else {}
+    profiles.update(scen.profiles)
+    source = SimulatorPerformance(hw, profiles)
+    source.own = frozenset(scen.profiles)
     workloads = []
-    for name in sorted(scen.profiles):
-        prof = scen.profiles[name]
+    for name in sorted(profiles):
+        prof = profiles[name]
         if prof.vcpus > source.host.model.cores.max() * max(
                 1, hw.threads_per_core):
             continue        # cannot land on one node: not a trial subject

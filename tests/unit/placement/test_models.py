@@ -94,6 +94,38 @@ class TestInterferenceModel(testtools.TestCase):
             np.zeros((2, 1)), ['a', 'a'], ['y'])
         self.assertIn('at least 2 workloads', str(exc))
 
+    def test_evaluate_holds_out_only_the_named_workloads(self):
+        # y = x: a forest trained on the other groups predicts a held-out
+        # group well only inside their range; "c" (x = 10) only trains.
+        X = np.array([[0.0], [0.1], [1.0], [1.1], [10.0], [10.1]])
+        Y = X.copy()
+        groups = ['a', 'a', 'b', 'b', 'c', 'c']
+
+        class Nearest(object):
+            def fit(self, X, Y):
+                self.X, self.Y = X, Y
+                return self
+
+            def predict(self, X):
+                i = np.abs(self.X[:, 0][None, :] - X[:, :1]).argmin(axis=1)
+                return self.Y[i]
+        cv = models.leave_one_group_out(Nearest, X, Y, groups, ['y'],
+                                        evaluate=['a', 'b'])
+        self.assertEqual(['a', 'b'], sorted(cv.per_workload))
+        self.assertEqual(2, cv.folds)
+        # a predicted from b (and c): |0-1|, |0.1-1|; b from a: 1, 1
+        self.assertAlmostEqual(0.95, cv.per_workload['a'])
+        self.assertAlmostEqual(0.95, cv.per_workload['b'])
+        self.assertAlmostEqual(0.95, cv.mae)
+        everything = models.leave_one_group_out(Nearest, X, Y, groups,
+                                                ['y'])
+        self.assertEqual(3, everything.folds)
+        self.assertGreater(everything.mae, cv.mae)
+        exc = self.assertRaises(
+            ValueError, models.leave_one_group_out, Nearest, X, Y, groups,
+            ['y'], evaluate=['a', 'z'])
+        self.assertIn('z', str(exc))
+
 
 class TestPlacementVectorModel(testtools.TestCase):
 

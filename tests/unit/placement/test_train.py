@@ -52,6 +52,18 @@ class TestTrainFromSim(testtools.TestCase):
         self.assertIsNotNone(bundle.placement_vector)
         self.assertEqual(4, bundle.summary['placement_vector_vcpus'])
 
+    def test_libraries_train_but_only_own_workloads_are_scored(self):
+        bundle, report = train.train_from_sim(
+            'merlin-mix1', estimators=5, samples_per_workload=6,
+            pv_estimators=5, libraries=('ahn-spec2006',))
+        merlin = sorted(sim.load_scenario('merlin-mix1').profiles)
+        summary = report['summary']
+        self.assertEqual('sim:merlin-mix1+ahn-spec2006', summary['source'])
+        self.assertEqual(7 + 14, summary['workloads'])
+        self.assertEqual(7, summary['evaluated_workloads'])
+        self.assertEqual((7 + 14) * 6, summary['samples'])
+        self.assertEqual(merlin, sorted(report['cv_per_workload']))
+
     def test_same_seed_same_data(self):
         a, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
         b, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
@@ -89,6 +101,19 @@ class TestTrainCommandFromSim(testtools.TestCase):
         self.assertTrue(result['simulated'])
         self.assertEqual(70, result['samples'])
         self.assertLess(result['mae'], 0.1)
+
+    def test_train_with_a_library(self):
+        rc, out, err = self.run_cmd('--from-sim', 'merlin-mix1', '--out',
+                                    self.model, '--library', 'all',
+                                    '--json', *SMALL)
+        self.assertEqual(0, rc, err)
+        result = json.loads(out)
+        self.assertEqual(7, result['summary']['evaluated_workloads'])
+        self.assertEqual(21, result['summary']['workloads'])
+        rc, out, err = self.run_cmd('--from-sim', 'merlin-mix1', '--out',
+                                    self.model, '--library', 'nope', *SMALL)
+        self.assertNotEqual(0, rc)
+        self.assertIn('nope', err)
 
     def test_unknown_scenario(self):
         rc, out, err = self.run_cmd('--from-sim', 'no-such-scenario',

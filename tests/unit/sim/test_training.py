@@ -27,6 +27,25 @@ class TrainingSourceTest(testtools.TestCase):
         self.assertEqual(sorted(scenario.load('ahn-wl1').profiles),
                          sorted(w.name for w in workloads))
 
+    def test_libraries_add_training_workloads(self):
+        _, workloads, source = datasets.simulator_source(
+            'merlin-mix1', libraries=('all',))
+        names = {w.name for w in workloads}
+        merlin = set(scenario.load('merlin-mix1').profiles)
+        spec = set(scenario.load('ahn-wl1').profiles)
+        self.assertEqual(merlin | spec, names)
+        self.assertEqual(merlin, source.own)
+        # the extra profiles are the shipped ones, unchanged
+        self.assertEqual(scenario.load('ahn-wl1').profiles['lbm'],
+                         source.profiles['lbm'])
+        self.assertEqual(['ahn-spec2006', 'merlin'],
+                         training.shipped_libraries())
+        self.assertRaises(ValueError, training.library_profiles,
+                          ['no-such-library'])
+        _, plain, plain_source = training.training_source('merlin-mix1')
+        self.assertEqual(merlin, {w.name for w in plain})
+        self.assertEqual(merlin, plain_source.own)
+
     def test_profiles_come_from_synthetic_counters(self):
         _, wl, _ = _parts()
         lbm, povray = wl['lbm'].profile, wl['povray'].profile
