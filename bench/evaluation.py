@@ -1,0 +1,741 @@
+"""Evaluation against peers and the optimum (issue 9); all figures simulated.
+
+``python -m bench.run_all evaluation`` (part of ``tox -e bench``) runs, on
+every shipped scenario (``contention.sim.scenarios()``), every policy of
+the ``contention.sim.policies`` namespace that rebalances (ours with each
+victim selection, Watcher 17's own strategies through their real code,
+Merlin's baselines, ``none`` and the ``oracle``), then a scale sweep of
+decision time, and writes ``doc/evaluation.md`` and the plots in
+``doc/images/`` itself; what it prints is the short section
+``doc/benchmarks/evaluation.md`` gets.
+
+    python -m bench.evaluation            # about 3-5 minutes here
+    python -m bench.evaluation --quick    # sweep up to 1,000 hosts only
+
+Nova and Watcher cannot share a process (``tests/nova/__init__.py``), and
+this module imports Watcher, so it never imports Nova: arrivals that a
+policy does not place go to the simulator's Nova-like default
+(:func:`contention.sim.placement.nova_host`), described in the document.
+"""
+
+import argparse
+import dataclasses
+import datetime
+import logging
+import os
+import platform
+import sys
+import time
+import warnings
+from importlib import metadata
+
+import matplotlib
+matplotlib.use('Agg')
+import matplotlib.pyplot as plt  # noqa: E402
+import yaml  # noqa: E402
+
+# Before any other Watcher module (registers its options, picks its
+# backend); bench.watcher does it, and its helpers are reused below.
+from bench import watcher as wbench  # noqa: E402
+from contention import sim  # noqa: E402
+from contention.sim import scenario as scenario_mod  # noqa: E402
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+DOC_DIR = os.path.normpath(os.path.join(BENCH_DIR, os.pardir, 'doc'))
+IMAGE_DIR = os.path.join(DOC_DIR, 'images')
+VERSIONS = ('contention-aware-placement', 'nova', 'python-watcher', 'numpy',
+            'scikit-learn', 'matplotlib')
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """One row of the comparison: a policy with fixed parameters."""
+
+    label: str
+    policy: str
+    params: tuple = ()
+    group: str = 'peer'       # ours / peer / baseline / oracle
+    moves_vms: bool = False   # live-migrates VMs between hosts
+
+
+ENTRIES = (
+    Entry('none', 'none', group='baseline'),
+    Entry('merlin random', 'random', group='peer'),
+    Entry('merlin local', 'local', group='peer'),
+    Entry('merlin low_cost', 'low_cost', group='peer'),
+    Entry('watcher workload_stabilization',
+          'watcher_workload_stabilization', moves_vms=True),
+    Entry('watcher workload_balance', 'watcher_workload_balance',
+          moves_vms=True),
+    Entry('watcher noisy_neighbor', 'watcher_noisy_neighbor',
+          moves_vms=True),
+    Entry('cache_aware_swap (sensitivity_cost)', 'cache_aware_swap',
+          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
+    Entry('cache_aware_swap (extreme)', 'cache_aware_swap',
+          (('victim_selection', 'extreme'),), 'ours', True),
+    Entry('numa_aware_swap (sensitivity_cost)', 'numa_aware_swap',
+          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
+    Entry('numa_aware_swap (extreme)', 'numa_aware_swap',
+          (('victim_selection', 'extreme'),), 'ours', True),
+    Entry('oracle', 'oracle', group='oracle', moves_vms=True),
+)
+
+#: What the papers reported, to set beside our simulated figures.
+AHN_REPORTED = {
+    'ahn-wl1': '+17 % (cache-aware scheduler, overall, migrations '
+               'included; NUMA-aware "slightly" more), Ahn et al. 4.2',
+    'ahn-wl6': 'no benefit (all CPU-bound), Ahn et al. 4.2 / Figure 5',
+}
+AHN_FIGURE5 = ('WL2-WL5: shown only as bars in Figure 5 ("similar trends"); '
+               'no numbers in the text of our copy')
+#: Merlin Table 1: (vCPU migrations, memory migrations, platform efficiency)
+#: per mix and policy, on the paper's hardware and normalisation.
+MERLIN_TABLE1 = {
+    'merlin-mix1': {'local': (28, 7, 2.20), 'low_cost': (22, 0, 2.53),
+                    'random': (42, 0, 2.48), 'merlin': (20, 2, 2.70)},
+    'merlin-mix2': {'local': (20, 5, 3.17), 'low_cost': (0, 0, 3.28),
+                    'random': (38, 0, 3.23), 'merlin': (12, 0, 3.39)},
+    'merlin-mix3': {'local': (36, 12, 2.28), 'low_cost': (20, 0, 2.41),
+                    'random': (22, 0, 2.38), 'merlin': (20, 5, 2.42)},
+}
+
+
+def quiet():
+    """Silence the upstream strategies' logs and deprecation warnings."""
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter('ignore')
+
+
+def run_entry(scen, entry, **kwargs):
+    policy = sim.load_policy(entry.policy, **dict(entry.params))
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        result = sim.run(scen, policy, **kwargs)
+    return result, time.perf_counter() - start
+
+
+def oracle_exact(result):
+    """Whether the oracle's runs found the exact optimum (its notes say)."""
+    notes = ' '.join(result.notes)
+    if 'not possible' in notes:
+        return False
+    return 'exact optimum' in notes or 'within' in notes
+
+
+def evaluate_scenario(name):
+    """Rows of one scenario: {label: (RunResult, wall)} plus references."""
+    scen = sim.load_scenario(name)
+    rows = {e.label: run_entry(scen, e) for e in ENTRIES}
+    if scen.placement == 'worst':
+        worst = rows['none'][0]
+    else:
+        worst, _ = run_entry(scen, ENTRIES[0], placement_policy='worst')
+    return scen, rows, worst
+
+
+def derived(rows, worst):
+    """Per label: improvement over worst, fraction of the oracle's gain."""
+    base = rows['none'][0].perf_mean
+    oracle = rows['oracle'][0].perf_mean
+    out = {}
+    for label, (res, _) in rows.items():
+        over_worst = res.perf_mean / worst.perf_mean - 1.0
+        gain = oracle - base
+        frac = (res.perf_mean - base) / gain if gain > 1e-3 else None
+        out[label] = (over_worst, frac)
+    return out
+
+
+# -- the arrival experiment --------------------------------------------------
+
+def arrival_variant(name, per_epoch=4):
+    """A shipped scenario whose instances arrive over the first epochs.
+
+    The instances of the scenario, interleaved by profile, arrive
+    ``per_epoch`` at a time from epoch 0, so each placement decision sees
+    the counters of those already running; hardware, profiles and run
+    length are the shipped ones.
+    """
+    with open(scenario_mod.resolve(name), encoding='utf-8') as fh:
+        data = yaml.safe_load(fh)
+    queues = [[inst.get('profile'), inst.get('count', 1), inst.get(
+        'quota', 1.0)] for inst in data['instances']]
+    order = []
+    while any(q[1] for q in queues):
+        for q in queues:
+            if q[1]:
+                order.append((q[0], q[2]))
+                q[1] -= 1
+    data = dict(data, name=name + '-arrivals', placement='nova_spread',
+                instances=[])
+    data['arrivals'] = [
+        {'epoch': i // per_epoch, 'profile': p, 'count': 1, 'quota': quota}
+        for i, (p, quota) in enumerate(order)]
+    return scenario_mod.from_dict(data, name + '-arrivals')
+
+
+ARRIVAL_ENTRIES = (
+    Entry('nova default (spread)', 'none', group='baseline'),
+    Entry('cache_aware_swap (sensitivity_cost)', 'cache_aware_swap',
+          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
+    Entry('numa_aware_swap (sensitivity_cost)', 'numa_aware_swap',
+          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
+    Entry('oracle', 'oracle', group='oracle', moves_vms=True),
+)
+
+
+def weigher_entry():
+    """The contention_weigher row, or (None, why) if it cannot be built.
+
+    The weigher needs a trained model; the quick train-from-simulator path
+    (``contention.sim.training``) is not on this branch yet.
+    """
+    try:
+        from contention.sim import training  # noqa: F401
+    except ImportError:
+        return None, ('no trained model: `contention.sim.training` (the '
+                      'train-from-simulator path) is not merged yet, so the '
+                      'weigher rows are left out rather than run with a '
+                      'neutral model that would only reproduce Nova\'s '
+                      'default')
+    return None, 'training source present but not wired in this bench'
+
+
+# -- scale sweep ---------------------------------------------------------------
+
+def scale_sweep(sizes):
+    """Decision time (CPU s) of ours and Watcher's on synthetic clusters.
+
+    Reuses bench/watcher.py's synthetic cluster, decoded-store and timing
+    helpers; the caps are the same: workload_stabilization to 100 hosts,
+    workload_balance to 1,000 hosts.
+    """
+    import functools
+
+    from watcher.decision_engine.strategy.strategies import \
+        workload_balance
+    from watcher.decision_engine.strategy.strategies import \
+        workload_stabilization
+
+    from watcher_strategies import simulated
+    from watcher_strategies import strategies
+
+    rows = []
+    for n in sizes:
+        view = wbench.synthetic_view(n)
+        t_model, model = wbench.timed(simulated.compute_model_from_view, view)
+        store = wbench.DecodedStore(wbench.synthetic_reports(view))
+        row = {'hosts': n, 'instances': len(view.instances),
+               'model': t_model}
+        for key, cls, sel in (
+                ('cache_sc', strategies.CacheAwareSwap, 'sensitivity_cost'),
+                ('cache_ex', strategies.CacheAwareSwap, 'extreme'),
+                ('numa_sc', strategies.NumaAwareSwap, 'sensitivity_cost')):
+            runs = 1 if n >= 10000 else wbench.RUNS
+            row[key], _ = wbench.best_of(runs, functools.partial(
+                wbench._executor, cls, model, store, victim_selection=sel))
+        if n <= 1000:
+            row['wb'], _ = wbench.timed(
+                simulated.run_strategy, workload_balance.WorkloadBalance,
+                view, {'metrics': 'instance_cpu_usage'}, model=model,
+                datasource=simulated.SimulatedDatasource(view))
+        if n <= 100:
+            model = simulated.compute_model_from_view(view)
+            row['ws'], _ = wbench.timed(
+                simulated.run_strategy,
+                workload_stabilization.WorkloadStabilization, view,
+                model=model, datasource=simulated.SimulatedDatasource(view))
+        rows.append(row)
+        del view, model, store
+    return rows
+
+
+# -- output --------------------------------------------------------------------
+
+def environment():
+    lines = ['- date: %s' % datetime.datetime.now(
+        datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
+        '- machine: %s, %d CPUs (shared with other work while measured), '
+        'Python %s' % (platform.platform(), os.cpu_count() or 0,
+                       platform.python_version())]
+    for dist in VERSIONS:
+        try:
+            lines.append('- %s %s' % (dist, metadata.version(dist)))
+        except metadata.PackageNotFoundError:
+            lines.append('- %s: not installed' % dist)
+    return lines
+
+
+def pct(x, signed=True):
+    if x is None:
+        return 'n/a'
+    return ('%+.1f %%' if signed else '%.0f %%') % (100.0 * x)
+
+
+def scenario_table(rows, extra):
+    out = ['| policy | perf mean | perf min | degradation spread | '
+           'vs worst placement | of oracle\'s gain | migrations | '
+           'vCPU moves | memory moves | GiB moved | platform eff. | '
+           'decision s (total) |',
+           '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
+    for label, (res, _) in rows.items():
+        over, frac = extra[label]
+        out.append('| %s | %.3f | %.3f | %.3f | %s | %s | %d | %.0f | %d | '
+                   '%.1f | %.2f | %.3f |' % (
+                       label, res.perf_mean, res.perf_min,
+                       res.degradation_spread, pct(over),
+                       'n/a' if frac is None else pct(frac, False),
+                       res.migrations, res.vcpu_moves, res.memory_moves,
+                       res.memory_moved_gib, res.platform_efficiency,
+                       res.decision_wall_s))
+    return out
+
+
+def best_ours(rows):
+    ours = [e.label for e in ENTRIES if e.group == 'ours']
+    return max(ours, key=lambda lb: rows[lb][0].perf_mean)
+
+
+def check_targets(results):
+    """Per scenario: (ours >= peers, fewer migrations, >= 95 % of oracle)."""
+    checks = {}
+    peers = [e for e in ENTRIES if e.group == 'peer']
+    movers = [e for e in peers if e.moves_vms]
+    for name, (scen, rows, worst, extra) in results.items():
+        mine = best_ours(rows)
+        res = rows[mine][0]
+        best_peer = max(peers, key=lambda e: rows[e.label][0].perf_mean)
+        perf_ok = res.perf_mean >= rows[best_peer.label][0].perf_mean - 1e-9
+        moving = [e for e in movers if rows[e.label][0].migrations > 0]
+        mig_ok = all(res.migrations < rows[e.label][0].migrations
+                     for e in moving) if moving else None
+        exact = oracle_exact(rows['oracle'][0])
+        frac = extra[mine][1]
+        oracle_ok = (frac is not None and frac >= 0.95) if exact else None
+        checks[name] = dict(mine=mine, perf_ok=perf_ok,
+                            best_peer=best_peer.label,
+                            peer_perf=rows[best_peer.label][0].perf_mean,
+                            perf=res.perf_mean, mig_ok=mig_ok,
+                            moving=[e.label for e in moving], exact=exact,
+                            frac=frac, oracle_ok=oracle_ok)
+    return checks
+
+
+def yes_no(v):
+    return {True: 'met', False: 'NOT met', None: 'not applicable'}[v]
+
+
+def plot_perf(results, path):
+    names = list(results)
+    labels = [e.label for e in ENTRIES]
+    fig, ax = plt.subplots(figsize=(13, 5))
+    width = 0.8 / len(labels)
+    cmap = plt.get_cmap('tab20')
+    for k, label in enumerate(labels):
+        vals = [results[n][1][label][0].perf_mean for n in names]
+        ax.bar([i + k * width for i in range(len(names))], vals, width,
+               label=label, color=cmap(k))
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
+    ax.set_xticklabels(names)
+    ax.set_ylabel('mean normalised performance')
+    ax.set_ylim(0, 1.05)
+    ax.set_title('Mean normalised performance per policy (SIMULATED)')
+    ax.legend(fontsize=7, ncol=4, loc='lower left')
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_over_worst(results, path):
+    names = list(results)
+    series = (('best of ours', None), ('oracle', 'oracle'),
+              ('merlin low_cost', 'merlin low_cost'),
+              ('watcher workload_balance', 'watcher workload_balance'))
+    fig, ax = plt.subplots(figsize=(11, 4.5))
+    width = 0.8 / (len(series) + 1)
+    for k, (title, label) in enumerate(series):
+        vals = []
+        for n in names:
+            rows, extra = results[n][1], results[n][3]
+            vals.append(100 * extra[label or best_ours(rows)][0])
+        ax.bar([i + k * width for i in range(len(names))], vals, width,
+               label=title)
+    ax.bar([0 + len(series) * width], [17.0], width, color='black',
+           label='Ahn et al. reported (WL1, cache-aware, real testbed)')
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
+    ax.set_xticklabels(names)
+    ax.set_ylabel('improvement over the worst placement (%)')
+    ax.set_title('Improvement over the worst placement (SIMULATED; black '
+                 'bar: the paper\'s figure)')
+    ax.axhline(0, color='grey', lw=0.5)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def plot_sweep(rows, path):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for key, title in (('cache_sc', 'cache_aware_swap (sensitivity_cost)'),
+                       ('cache_ex', 'cache_aware_swap (extreme)'),
+                       ('numa_sc', 'numa_aware_swap'),
+                       ('wb', 'watcher workload_balance'),
+                       ('ws', 'watcher workload_stabilization'),
+                       ('model', 'building Watcher\'s compute model')):
+        pts = [(r['hosts'], r[key]) for r in rows if key in r]
+        if pts:
+            ax.plot([p[0] for p in pts], [max(p[1], 1e-4) for p in pts],
+                    marker='o', label=title,
+                    ls='--' if key == 'model' else '-')
+    ax.set_xscale('log')
+    ax.set_yscale('log')
+    ax.set_xlabel('hosts (20 instances each)')
+    ax.set_ylabel('decision time (CPU s)')
+    ax.set_title('Decision time vs cluster size (synthetic clusters)')
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench.evaluation')
+    parser.add_argument('--quick', action='store_true',
+                        help='scale sweep up to 1,000 hosts only')
+    parser.add_argument('--scenarios', default=None,
+                        help='comma-separated subset (default: all shipped)')
+    parser.add_argument('--output', default=os.path.join(
+        DOC_DIR, 'evaluation.md'))
+    args = parser.parse_args(argv)
+    quiet()
+    started = time.monotonic()
+    names = (args.scenarios.split(',') if args.scenarios
+             else list(sim.scenarios()))
+    results = {}
+    for name in names:
+        scen, rows, worst = evaluate_scenario(name)
+        results[name] = (scen, rows, worst, derived(rows, worst))
+    arrivals = {}
+    weigher, weigher_why = weigher_entry()
+    entries = ARRIVAL_ENTRIES + ((weigher,) if weigher else ())
+    for name in names:
+        if not name.startswith('ahn-'):
+            continue
+        scen = arrival_variant(name)
+        arrivals[name] = {e.label: run_entry(scen, e)[0] for e in entries}
+    sizes = (10, 100, 1000) if args.quick else (10, 100, 1000, 10000)
+    sweep = scale_sweep(sizes)
+    os.makedirs(IMAGE_DIR, exist_ok=True)
+    plot_perf(results, os.path.join(IMAGE_DIR, 'evaluation-perf.png'))
+    plot_over_worst(results, os.path.join(IMAGE_DIR,
+                                          'evaluation-over-worst.png'))
+    plot_sweep(sweep, os.path.join(IMAGE_DIR, 'evaluation-scale.png'))
+    checks = check_targets(results)
+    elapsed = time.monotonic() - started
+    command = 'python -m bench.evaluation' + (' --quick' if args.quick
+                                              else '')
+    doc = document(results, arrivals, weigher_why if not weigher else None,
+                   sweep, checks, command, elapsed, args.quick)
+    with open(args.output, 'w', encoding='utf-8') as fh:
+        fh.write('\n'.join(doc) + '\n')
+    print(summary(results, checks, sweep, elapsed, args.output))
+
+
+def summary(results, checks, sweep, elapsed, output):
+    lines = ['Full evaluation (simulated) in `%s`; %.0f s on this machine.'
+             % (os.path.relpath(output, os.path.join(DOC_DIR, os.pardir)),
+                elapsed), '',
+             '| scenario | best of ours | perf | best peer | perf | '
+             'oracle | ours >= peers | fewer migrations | >= 95 % of '
+             'oracle |', '|---|---|---:|---|---:|---:|---|---|---|']
+    for name, c in checks.items():
+        rows = results[name][1]
+        lines.append('| %s | %s | %.3f | %s | %.3f | %.3f | %s | %s | %s |'
+                     % (name, c['mine'], c['perf'], c['best_peer'],
+                        c['peer_perf'], rows['oracle'][0].perf_mean,
+                        yes_no(c['perf_ok']), yes_no(c['mig_ok']),
+                        yes_no(c['oracle_ok'])))
+    big = sweep[-1]
+    lines += ['', 'Decision time at %d hosts: cache_aware_swap %.2f CPU s.'
+              % (big['hosts'], big['cache_sc'])]
+    return '\n'.join(lines)
+
+
+def document(results, arrivals, weigher_why, sweep, checks, command,
+             elapsed, quick):
+    d = ['# Evaluation against peers and the optimum', '',
+         '**Every performance figure on this page is SIMULATED**: it comes '
+         'from the contention model of `contention.sim` (see '
+         '[the simulator](simulator.md)) with synthetic workload profiles, '
+         'not from hardware. Decision times are real CPU or wall-clock '
+         'times of the policies\' code on this machine.', '',
+         'Produced by `%s` (also run by `tox -e bench` through '
+         '`python -m bench.run_all evaluation`) in %.0f s. Do not edit by '
+         'hand: the bench writes this file.' % (command, elapsed), '',
+         '## Environment', ''] + environment()
+    d += ['', '## What runs', '',
+          'Every shipped scenario (`contention-sim scenarios`) with its own '
+          'seed, epochs and audit period, once per policy below, through '
+          '`contention.sim.run`. Each policy is the project\'s or the '
+          'upstream code itself, loaded by its entry point in '
+          '`contention.sim.policies`:', '',
+          '| row | entry point (parameters) | what it is |', '|---|---|---|']
+    what = {
+        'none': 'never acts (the starting placement)',
+        'random': 'Merlin\'s Random baseline (section 2)',
+        'local': 'Merlin\'s Local baseline',
+        'low_cost': 'Merlin\'s Low-cost baseline (section 3.3 cost order)',
+        'watcher_workload_stabilization': 'Watcher 17\'s strategy, real '
+        'code, fed CPU/RAM from the simulator',
+        'watcher_workload_balance': 'Watcher 17\'s strategy, real code, '
+        '`metrics=instance_cpu_usage`',
+        'watcher_noisy_neighbor': 'Watcher 17\'s deprecated strategy, real '
+        'code (see below)',
+        'cache_aware_swap': 'ours: Ahn et al. Algorithm 1 (local re-pin + '
+        'host swaps)',
+        'numa_aware_swap': 'ours: Ahn et al. NUMA-aware (socket swaps '
+        'with memory)',
+        'oracle': 'best placement by ground truth (exact where it says so)'}
+    for e in ENTRIES:
+        params = ', '.join('%s=%s' % p for p in e.params)
+        d.append('| %s | `%s`%s | %s |' % (
+            e.label, e.policy, ' (%s)' % params if params else '',
+            what[e.policy]))
+    d += ['', 'Columns: *perf mean / min* are the mean and the minimum over '
+          'VMs of each VM\'s time-averaged normalised performance (1.0 = '
+          'alone on its host class); *degradation spread* is max - min of '
+          '1 - performance; *vs worst placement* is perf mean over the '
+          'perf mean of `none` started from Ahn et al.\'s worst case W-W '
+          '(the `worst` initial placement; the Ahn scenarios start there, '
+          'the Merlin scenarios are re-run from it for this reference), as '
+          'in Ahn et al.\'s Figures 4-5; *of oracle\'s gain* is (perf mean '
+          '- perf mean of none) / (perf mean of oracle - perf mean of none), '
+          'n/a when the oracle gains under 0.1 %; *migrations* are live '
+          'migrations between hosts, *vCPU moves* and *memory moves* / '
+          '*GiB moved* are as in Merlin\'s Table 1; *platform eff.* is '
+          'Merlin\'s section 5.2 metric as the simulator computes it; '
+          '*decision s* is the wall time the policy spent deciding over '
+          'the whole run (all audits).', '']
+    d += ['![Mean normalised performance (simulated)]'
+          '(images/evaluation-perf.png)', '',
+          '![Improvement over the worst placement (simulated)]'
+          '(images/evaluation-over-worst.png)', '']
+    d += ['## Results per scenario (simulated)', '']
+    for name, (scen, rows, worst, extra) in results.items():
+        oracle = rows['oracle'][0]
+        d += ['### %s' % name, '',
+              '%s. %d epochs of %.0f s, audit every %d, initial placement '
+              '`%s`, seed %d. Worst placement (W-W, `none`): perf mean '
+              '%.3f.' % (scen.description or name, scen.epochs,
+                         scen.epoch_s, scen.audit_every, scen.placement,
+                         scen.seed, worst.perf_mean), '']
+        d += scenario_table(rows, extra)
+        d += ['', 'Oracle: %s. %s' % (
+            'exact' if oracle_exact(oracle) else 'NOT exact (best found and '
+            'a gap bound)', ' '.join(sorted(set(oracle.notes)))[:600])]
+        if name in AHN_REPORTED:
+            d += ['', 'Paper: %s. Here (simulated) from W-W: best of ours '
+                  '%s, oracle %s.' % (
+                      AHN_REPORTED[name], pct(extra[best_ours(rows)][0]),
+                      pct(extra['oracle'][0]))]
+        elif name.startswith('ahn-'):
+            d += ['', 'Paper: %s. Here (simulated) from W-W: best of ours '
+                  '%s, oracle %s.' % (AHN_FIGURE5,
+                                      pct(extra[best_ours(rows)][0]),
+                                      pct(extra['oracle'][0]))]
+        if name in MERLIN_TABLE1:
+            paper = MERLIN_TABLE1[name]
+            d += ['', 'Merlin Table 1 (real testbed, their normalisation) '
+                  'beside ours (simulated), as vCPU migrations / memory '
+                  'migrations / platform efficiency: ' + '; '.join(
+                      '%s %d / %d / %.2f (here %.0f / %d / %.2f)' % (
+                          pol, p[0], p[1], p[2],
+                          rows['merlin ' + pol][0].vcpu_moves,
+                          rows['merlin ' + pol][0].memory_moves,
+                          rows['merlin ' + pol][0].platform_efficiency)
+                      for pol, p in paper.items() if pol != 'merlin')
+                  + '; Merlin itself %d / %d / %.2f (not implemented as a '
+                  'simulator policy here).' % paper['merlin'],
+                  'Absolute platform efficiencies are not comparable (the '
+                  'paper normalises CPU to 2400 and performance to its '
+                  'runs); the order of the policies is.']
+        d.append('')
+    d += arrival_section(arrivals, weigher_why)
+    d += sweep_section(sweep, quick)
+    d += targets_section(results, checks)
+    d += analysis(results, checks)
+    return d
+
+
+def arrival_section(arrivals, weigher_why):
+    d = ['## Arrivals: Nova\'s default placement (simulated)', '',
+         'No shipped scenario has arrivals (all VMs exist at epoch 0), so '
+         'initial placement is compared on *arrival variants* of the Ahn '
+         'scenarios built in this bench: the same hosts, profiles and run '
+         'length, but the 32 VMs arrive 4 per epoch from epoch 0 (profiles '
+         'interleaved), each placed by the policy\'s `place()`.', '',
+         'What *Nova default* means here, precisely: a policy that returns '
+         'None from `place()` (here `none` and our swap policies, which do '
+         'not place) gets the simulator\'s fallback '
+         '`contention.sim.placement.nova_host` + `place_default`: among the '
+         'hosts whose free vCPUs (cores x threads x `cpu_allocation_ratio`, '
+         'minus allocated vCPUs) and free RAM (x `ram_allocation_ratio`) '
+         'hold the VM, the host with the **most free RAM** (ties: the '
+         'lowest host index), then on that host the socket with the most '
+         'free cores (cores minus vCPUs x quota; ties: the lowest socket). '
+         'That is the ordering of Nova\'s `RAMWeigher` with its default '
+         'positive multiplier (spread). Nova 34\'s full default '
+         '(`nova.scheduler.weights.all_weighers`) also sums CPU, disk, '
+         'IO-ops, affinity, build-failure, hypervisor-version and '
+         'num-instances weighers after min-max normalisation, and Nova '
+         'itself does not choose a socket for an instance without a NUMA '
+         'topology (the kernel does); with identical hosts and flavours '
+         'the CPU and RAM weighers order hosts the same way, so the '
+         'fallback equals the RAM order here. Nova\'s real weighers were '
+         'not run in a child process for this page (not done for lack of '
+         'time, see the analysis).', '']
+    if weigher_why:
+        d += ['The `contention_weigher` rows are left out: %s.' % weigher_why,
+              '']
+    if not arrivals:
+        return d
+    labels = list(next(iter(arrivals.values())))
+    d += ['| scenario | ' + ' | '.join(labels) + ' |',
+          '|---|' + '---:|' * len(labels)]
+    for name, rows in arrivals.items():
+        d.append('| %s-arrivals | ' % name + ' | '.join(
+            '%.3f (%d mig.)' % (rows[lb].perf_mean, rows[lb].migrations)
+            for lb in labels) + ' |')
+    d += ['', 'Cells: mean normalised performance (live migrations).', '']
+    return d
+
+
+def sweep_section(sweep, quick):
+    d = ['## Decision time versus cluster size', '',
+         'Synthetic clusters of `bench/watcher.py` (20 instances per host, '
+         '2 sockets per host, log-normal LLC-miss rates), its helpers '
+         'reused. CPU seconds of this process (the machine is shared; the '
+         'code is single-threaded). Ours get Watcher\'s compute model and '
+         'the hosts\' reports decoded; Watcher\'s strategies get the same '
+         'model and an in-memory datasource (a lower bound of their cost '
+         'with Gnocchi or Prometheus). **Caps**: workload_stabilization '
+         'only up to 100 hosts (it needs minutes at 1,000), '
+         'workload_balance up to 1,000 hosts (`python -m bench.watcher '
+         '--full` runs it at 10,000); noisy_neighbor is not timed (it '
+         'fails on every instance, see below)%s.' % (
+             '; `--quick` stops the sweep at 1,000 hosts' if quick else ''),
+         '', '| hosts | instances | build Watcher model | cache_aware_swap '
+         '(sensitivity_cost) | cache_aware_swap (extreme) | numa_aware_swap '
+         '| watcher workload_balance | watcher workload_stabilization |',
+         '|---:|---:|---:|---:|---:|---:|---:|---:|']
+
+    def cell(row, key):
+        return '%.3f' % row[key] if key in row else 'capped, not run'
+    for r in sweep:
+        d.append('| %d | %d | %.3f | %.3f | %.3f | %.3f | %s | %s |' % (
+            r['hosts'], r['instances'], r['model'], r['cache_sc'],
+            r['cache_ex'], r['numa_sc'], cell(r, 'wb'), cell(r, 'ws')))
+    d += ['', '![Decision time versus cluster size]'
+          '(images/evaluation-scale.png)', '']
+    return d
+
+
+def targets_section(results, checks):
+    d = ['## Targets (issue 9)', '',
+         'Ours = the best of our four rows on that scenario; peers = '
+         'Merlin\'s random, local, low_cost and Watcher\'s three strategies '
+         '(not `none`, not the oracle).', '',
+         '| scenario | best of ours (perf) | best peer (perf) | ours >= '
+         'every peer | fewer migrations than peers that moved VMs | oracle '
+         'exact | ours / oracle gain | >= 95 % of oracle |',
+         '|---|---|---|---|---|---|---:|---|']
+    for name, c in checks.items():
+        d.append('| %s | %s (%.3f) | %s (%.3f) | %s | %s | %s | %s | %s |'
+                 % (name, c['mine'], c['perf'], c['best_peer'],
+                    c['peer_perf'], yes_no(c['perf_ok']),
+                    yes_no(c['mig_ok']) + (
+                        '' if c['moving'] else ' (no peer migrated)'),
+                    'yes' if c['exact'] else 'no',
+                    pct(c['frac'], False), yes_no(c['oracle_ok'])))
+    n = len(checks)
+    d += ['', 'Met on: ours >= every peer %d of %d; >= 95 %% of the exact '
+          'oracle\'s gain %d of %d scenarios with an exact oracle.' % (
+              sum(bool(c['perf_ok']) for c in checks.values()), n,
+              sum(bool(c['oracle_ok']) for c in checks.values()),
+              sum(bool(c['exact']) for c in checks.values())), '']
+    return d
+
+
+def analysis(results, checks):
+    """The hand-written analysis; figures quoted are from this run."""
+    ahn = [n for n in results if n.startswith('ahn-')]
+    acted = [n for n in ahn if any(
+        results[n][1][e.label][0].migrations + results[n][1][e.label][0]
+        .vcpu_moves > 0 for e in ENTRIES if e.group == 'ours')]
+    d = ['## Analysis', '',
+         'Read with the caveat of the whole page: the figures are the '
+         'model\'s, and the model was calibrated to the papers\' '
+         'qualitative findings, not to their numbers.', '']
+    d += ['**Ahn scenarios (W-W start, 4 full hosts).** Our swap '
+          'strategies acted on %d of %d Ahn scenarios. Every host holds '
+          '8 single-vCPU VMs on 8 cores with `cpu_allocation_ratio` 1.0, '
+          'and our swaps are planned as Watcher executes them: two live '
+          'migrations in sequence, the second after the first has landed '
+          '(`contention.swap._legs`), so the first leg must fit on a full '
+          'destination and never does (the plans\' skips say `no_capacity`). '
+          'The local phase finds nothing either: W-W fills each host with '
+          'copies of one application, so its sockets are already even. '
+          'The oracle (and the simulator\'s `Swap` action) exchanges two '
+          'VMs atomically, which Nova cannot do for full hosts, and reaches '
+          'the gains in the tables. This is a real limit of our strategies '
+          'on fully packed hosts, not a tuning matter; it is not changed '
+          'here (the issue forbids tuning to meet targets) and is the '
+          'first thing to address: e.g. a swap via a spare host, or cold '
+          'migration, or re-pinning memory with vCPUs in the local phase '
+          '(W-W also puts every VM\'s memory on the other socket, which the '
+          'local phase does not look at). Watcher\'s CPU/RAM strategies '
+          'see nothing to balance (every host equally full) and Merlin\'s '
+          'baselines react to CPU need and the MPKI-100 node trigger only; '
+          'low_cost\'s caps make the minimum VM worse.'
+          % (len(acted), len(ahn)), '']
+    d += ['**Merlin scenarios (one 24-core host, random start).** Only '
+          'local moves are possible. cache_aware_swap\'s local phase '
+          're-pins vCPUs to even out LLC misses per socket but leaves '
+          'memory behind (as Ahn\'s cache-aware scheduler does), and with '
+          'the model\'s high remote-memory penalty (SLIT 20-21 read as 2x '
+          'latency, see the simulator\'s calibration) that costs more than '
+          'the cache it frees: it is below `none` on all three mixes. '
+          'numa_aware_swap moves memory with the vCPUs and does better; '
+          'Merlin\'s local / low_cost raise CPU quotas, which the '
+          'NUMA-local oracle does not consider (its optimum keeps quotas '
+          'fixed), so on Mix-1 they exceed the "exact" oracle: the oracle '
+          'is exact only over its search space.', '']
+    d += ['**Peers.** Watcher\'s workload_stabilization and workload_balance '
+          'never moved a VM on these scenarios (CPU and RAM are even or '
+          'below their thresholds), so they match `none`: the contention '
+          'these scenarios model is invisible to them. noisy_neighbor runs '
+          'but proposes nothing: on every instance it calls '
+          '`get_instance_l3_cache_usage(instance, meter_name, period, '
+          'aggregate, granularity=...)`, one positional argument more than '
+          'the datasource API of Watcher 17 takes (its Gnocchi and Grafana '
+          'datasources have the same signature as our fake), so each call '
+          'raises TypeError, which the strategy catches and logs.', '']
+    d += ['**Targets.** See the table above: they are not met on most '
+          'scenarios, for the reasons given. Where ours does not act it '
+          'ties the peers that do not act either, so "ours >= every peer" '
+          'holds only where every peer is also idle or worse; the '
+          '"fewer migrations" target is vacuous on these scenarios (no '
+          'peer live-migrated) and ours migrated none either; the 95 %% '
+          'of the oracle is missed wherever the oracle gains and ours does '
+          'not act. No policy, scenario or simulator parameter was changed '
+          'for this evaluation.', '']
+    d += ['**Not done.** Nova\'s real weighers in a child process (the '
+          'fallback is described above instead); the `contention_weigher` '
+          'rows (no trained model on this branch); a Merlin policy proper '
+          '(Table 1\'s "Merlin" row is quoted, not reproduced).', '']
+    return d
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])
