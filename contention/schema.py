@@ -46,15 +46,27 @@ def _hints(cls):
     return hints
 
 
+_FIELDS = {}
+
+
+def _fields(cls):
+    """(fields to load, names of all fields) of ``cls``, computed once."""
+    known = _FIELDS.get(cls)
+    if known is None:
+        every = dataclasses.fields(cls)
+        known = _FIELDS[cls] = (tuple(f for f in every if f.init),
+                                frozenset(f.name for f in every))
+    return known
+
+
 def _load_dataclass(cls, data, path):
     if not isinstance(data, dict):
         raise InvalidData(path, 'expected an object, got %s'
                           % type(data).__name__)
     hints = _hints(cls)
+    init_fields, names = _fields(cls)
     kwargs = {}
-    for field in dataclasses.fields(cls):
-        if not field.init:
-            continue
+    for field in init_fields:
         fpath = '%s.%s' % (path, field.name)
         if field.name not in data:
             if (field.default is not dataclasses.MISSING
@@ -64,7 +76,7 @@ def _load_dataclass(cls, data, path):
         value = _load_value(hints[field.name], data[field.name], fpath)
         _check_metadata(field, value, fpath)
         kwargs[field.name] = value
-    unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
+    unknown = set(data) - names
     if unknown:
         raise InvalidData(path, 'unknown field(s) %s'
                           % ', '.join(sorted(map(str, unknown))))
@@ -90,9 +102,28 @@ def _check_metadata(field, value, path):
                           % (', '.join(map(repr, choices)), value))
 
 
+_SHAPES = {}
+
+
+def _shape(hint):
+    """(origin, args, is a dataclass) of a type hint, computed once."""
+    shape = _SHAPES.get(hint)
+    if shape is None:
+        shape = _SHAPES[hint] = (typing.get_origin(hint),
+                                 typing.get_args(hint),
+                                 dataclasses.is_dataclass(hint))
+    return shape
+
+
+#: Item types whose JSON values are already what the dataclass holds, so
+#: a list of them all of exactly that type is checked in one pass (a
+#: report has thousands of CPU ids); anything else takes the item-by-item
+#: path, which names the offending item.
+_PLAIN_ITEMS = (int, str)
+
+
 def _load_value(hint, value, path):
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
+    origin, args, is_dataclass = _shape(hint)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
@@ -105,6 +136,9 @@ def _load_value(hint, value, path):
             raise InvalidData(path, 'expected a list, got %s'
                               % type(value).__name__)
         item_hint = args[0]
+        if item_hint in _PLAIN_ITEMS and all(
+                type(item) is item_hint for item in value):
+            return tuple(value)
         return tuple(_load_value(item_hint, item, '%s[%d]' % (path, i))
                      for i, item in enumerate(value))
     if origin is dict:
@@ -118,7 +152,7 @@ def _load_value(hint, value, path):
             result[_load_key(key_hint, key, kpath)] = _load_value(
                 value_hint, item, kpath)
         return result
-    if dataclasses.is_dataclass(hint):
+    if is_dataclass:
         return _load_dataclass(hint, value, path)
     return _load_scalar(hint, value, path)
 

@@ -79,10 +79,13 @@ function configure_contention_nova {
 }
 
 function configure_contention_watcher {
-    local strategy
-    for strategy in cache_aware_swap numa_aware_swap; do
-        iniset "$WATCHER_CONF" "watcher_strategies.$strategy" \
-            store_connection "$(contention_store_url)"
+    local group
+    # The strategies read the store; the swap action records completed
+    # swaps there for the cool-down and the repercussion check.
+    for group in watcher_strategies.cache_aware_swap \
+            watcher_strategies.numa_aware_swap \
+            watcher_actions.contention_swap; do
+        iniset "$WATCHER_CONF" "$group" connection "$(contention_store_url)"
     done
 }
 

@@ -41,9 +41,11 @@ def main(argv=None):
         store.upgrade()
         LOG.info('Store schema is at revision %s', store.schema_revision())
         return 0
-    if store.schema_revision() is None:
-        LOG.error('The store at [store] connection has no schema; run '
-                  'contention-collector --upgrade-db first')
+    revision, head = store.schema_revision(), store.head_revision()
+    if revision != head:
+        LOG.error('The store at [store] connection is at schema revision '
+                  '%s, this collector needs %s; run contention-collector '
+                  '--upgrade-db first', revision or '(none)', head)
         return 1
     collector = service.CollectorService(conf, store)
     stopping = threading.Event()

@@ -68,6 +68,7 @@ class CollectorService:
 
     def __init__(self, conf, store, transport=None):
         self.store = store
+        self._own_transport = transport is None
         self.transport = transport or (
             oslo_messaging.get_notification_transport(conf))
         c = conf.collector
@@ -81,6 +82,9 @@ class CollectorService:
         LOG.info('Collecting host reports')
 
     def stop(self):
+        """Stop consuming, finish the batches in hand, then close."""
         self.listener.stop()
         self.listener.wait()
         self.retention.stop()
+        if self._own_transport:
+            self.transport.cleanup()

@@ -7,7 +7,10 @@
   Pareto filter on interconnect bandwidth);
 * :mod:`.features` turns profiles and NUMA cell states into model inputs;
 * :mod:`.models` holds the interference and placement-vector models;
-* :mod:`.datasets` builds training sets from the store or the simulator;
+* :mod:`.datasets` builds training sets from the store or the simulator
+  (whose hook is ``contention.sim.training.training_source``);
+* :mod:`.train` is the one training path (``train_from_sim`` for a
+  scenario, ``train_bundle`` for any data set);
 * :mod:`.persist` saves and loads models without executing code;
 * :mod:`.scoring` is the scoring core the Nova weigher and the simulator
   policy (:mod:`.policy`, ``contention_weigher``) share; :mod:`.advise` is

@@ -15,7 +15,6 @@ on stderr), 2 usage.
 """
 
 import argparse
-import collections
 import json
 import sys
 import time
@@ -25,10 +24,9 @@ import numpy as np
 from contention.placement import advise as advise_mod
 from contention.placement import datasets
 from contention.placement import features
-from contention.placement import important
 from contention.placement import machine
-from contention.placement import models
 from contention.placement import persist
+from contention.placement import train as train_mod
 from contention.topology import HostTopology
 
 COMMANDS = ('train', 'evaluate', 'advise')
@@ -39,10 +37,15 @@ def _add_source(parser, required=True):
     group.add_argument('--from-store', metavar='URL',
                        help='SQLAlchemy URL of the telemetry store')
     group.add_argument('--from-sim', metavar='SCENARIO',
-                       help='simulator scenario (needs contention.sim)')
+                       help='simulator scenario: shipped name or YAML path')
     parser.add_argument('--since', type=float, default=None,
                         help='only store history newer than this many '
                              'seconds')
+    parser.add_argument('--samples-per-workload', type=int,
+                        default=train_mod.DEFAULT_SAMPLES,
+                        help='--from-sim: random landings per workload')
+    parser.add_argument('--seed', type=int, default=0,
+                        help='--from-sim: seed of the random landings')
 
 
 def build_parser():
@@ -53,7 +56,12 @@ def build_parser():
     train = sub.add_parser('train', help='train a model (the default)')
     _add_source(train)
     train.add_argument('--out', required=True, metavar='MODEL')
-    train.add_argument('--estimators', type=int, default=60)
+    train.add_argument('--estimators', type=int,
+                       default=train_mod.DEFAULT_ESTIMATORS,
+                       help='trees of the interference forest')
+    train.add_argument('--pv-estimators', type=int,
+                       default=train_mod.DEFAULT_PV_ESTIMATORS,
+                       help='trees of the placement-vector forest')
     train.add_argument('--min-samples', type=int, default=3,
                        help='drop store workloads with fewer samples')
     train.add_argument('--json', action='store_true')
@@ -81,11 +89,9 @@ def build_parser():
 def _interference_data(args):
     """(Dataset, simulator parts or None) from the chosen source."""
     if args.from_sim:
-        topology, workloads, source = datasets.simulator_source(
-            args.from_sim)
-        data = datasets.interference_dataset(
-            source, topology, workloads, label='sim:%s' % args.from_sim)
-        return data, (topology, workloads, source)
+        return train_mod.sim_dataset(
+            args.from_sim, samples_per_workload=args.samples_per_workload,
+            seed=args.seed)
     from contention.store import api
     store = api.open_store(args.from_store)
     try:
@@ -100,43 +106,24 @@ def _interference_data(args):
 
 def train(args, out):
     data, sim = _interference_data(args)
-    if len(data.workloads) < 2:
-        raise ValueError('%s holds %d workload(s) with usable samples; '
-                         'at least 2 are needed to train and cross-validate'
-                         % (data.source, len(data.workloads)))
-    model = models.InterferenceModel(n_estimators=args.estimators)
-    cv = model.cross_validate(data.X, data.Y, data.groups)
-    model.fit(data.X, data.Y, data.groups)
-    summary = dict(data.summary(), trained_at=time.time())
-    pv = None
-    if sim is not None:
-        topology, workloads, source = sim
-        vcpus = collections.Counter(
-            w.profile.vcpus for w in workloads).most_common(1)[0][0]
-        placements = important.important_placements(topology, vcpus)
-        sized = [w for w in workloads if w.profile.vcpus == vcpus]
-        if len(placements) >= 2 and len(sized) >= 2:
-            vectors, groups = datasets.placement_vector_dataset(
-                source, topology, sized, placements)
-            pv = models.PlacementVectorModel().fit(
-                vectors, groups, datasets.placement_labels(placements))
-            summary['placement_vector_vcpus'] = vcpus
-    bundle = persist.ModelBundle(interference=model, placement_vector=pv,
-                                 summary=summary)
+    bundle, report = train_mod.train_bundle(
+        data, sim, estimators=args.estimators,
+        pv_estimators=args.pv_estimators)
     persist.save(bundle, args.out)
-    result = {'model': args.out, 'summary': summary,
-              'cv_mae': cv.mae, 'cv_per_output': cv.per_output,
-              'cv_per_workload': cv.per_workload,
-              'placement_vector_cv_mae': pv.cv_.mae if pv else None}
+    result = dict(report, model=args.out)
+    summary = report['summary']
+    pv = bundle.placement_vector
     if args.json:
         out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
     else:
+        if args.from_sim:
+            out.write('[simulated] ')
         out.write('trained on %(samples)d samples of %(workloads)d '
                   'workloads from %(source)s\n' % summary)
         out.write('leave-one-workload-out MAE: %.4f (performance %.4f, '
                   'co-runner slowdown %.4f)\n'
-                  % (cv.mae, cv.per_output['performance'],
-                     cv.per_output['corunner_slowdown']))
+                  % (report['cv_mae'], report['cv_per_output']['performance'],
+                     report['cv_per_output']['corunner_slowdown']))
         if pv is not None:
             out.write('placement-vector model: inputs %s, MAE %.4f\n'
                       % ([pv.placements_[i] for i in pv.inputs_],
@@ -156,10 +143,13 @@ def evaluate(args, out):
               'samples': int(len(data.X)), 'mae': float(errors.mean()),
               'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
                                  enumerate(features.TARGET_NAMES)},
-              'trained_cv_mae': bundle.cv_mae}
+              'trained_cv_mae': bundle.cv_mae,
+              'simulated': bool(args.from_sim)}
     if args.json:
         out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
     else:
+        if args.from_sim:
+            out.write('[simulated] ')
         out.write('MAE %.4f on %d samples from %s (cross-validated at '
                   'training: %s)\n' % (result['mae'], result['samples'],
                                        data.source, bundle.cv_mae))

@@ -101,7 +101,7 @@ def simulator_source(scenario):
     This is the hook the simulator wires: it must provide
     ``contention.sim.training.training_source(scenario)`` returning a
     :class:`HostTopology`, a list of :class:`Workload` and a
-    :data:`PerformanceSource`. Until then this raises
+    :data:`PerformanceSource`. If the hook cannot be imported this raises
     :class:`SimulatorUnavailable` naming what is missing.
     """
     module_name, func_name = SIMULATOR_HOOK

@@ -8,12 +8,33 @@ the :class:`~contention.cluster.ClusterView` (instances' MPKI per socket),
 as the weigher's come from the hosts' reports. Ties, an unreadable model
 or no candidate with telemetry return None: the simulator then places the
 instance as Nova's default weighers would.
+
+Where the model comes from, in order: the ``model`` object given to the
+constructor; the file ``model_path`` (``contention-sim evaluate --policy
+contention_weigher --policy-arg model_path=FILE``); otherwise, when the
+policy is bound to a simulator, a small model trained on the spot from
+the simulator's scenario (:func:`contention.placement.train.
+train_from_sim` with :data:`~contention.placement.train.QUICK` settings,
+a few seconds; logged, and named in the run's notes).
+
+The arriving instance's profile, as the weigher's: the view's own
+counters if it has any; else the mean profile of running instances of
+the same image (what the store's per-image profile would hold); else, for
+a model trained from the scenario, the profile its workload shows alone
+(what an operator would put in the flavor's ``contention:profile``); else
+the neutral prior.
 """
+
+import collections
+
+from oslo_log import log as logging
 
 from contention import policy
 from contention.placement import features
 from contention.placement import persist
 from contention.placement import scoring
+
+LOG = logging.getLogger(__name__)
 
 
 class ContentionWeigherPolicy(policy.Policy):
@@ -22,34 +43,91 @@ class ContentionWeigherPolicy(policy.Policy):
     :param model_path: a contention-train model file.
     :param corunner_weight: as ``[contention] corunner_weight``.
     :param max_telemetry_age: hosts whose telemetry is older are neutral.
+    :param landing: ``socket`` (the arrival lands on the socket with the
+        most free CPUs, as the simulator places it, so the cell is that
+        socket) or ``pool`` (the host's cells merged, as the weigher does
+        for an instance without a NUMA topology on a real host).
+    :param train_on_bind: train a small model from the bound simulator's
+        scenario when no model or model file is given.
     """
 
     name = 'contention_weigher'
 
     def __init__(self, model_path=None, corunner_weight=0.3,
-                 max_telemetry_age=60.0, model=None):
+                 max_telemetry_age=60.0, model=None, landing='socket',
+                 train_on_bind=True):
+        if landing not in ('socket', 'pool'):
+            raise ValueError("landing must be 'socket' or 'pool', got %r"
+                             % (landing,))
         self.model_path = model_path
-        self.corunner_weight = corunner_weight
-        self.max_telemetry_age = max_telemetry_age
+        self.corunner_weight = float(corunner_weight)
+        self.max_telemetry_age = float(max_telemetry_age)
+        self.landing = landing
+        self.train_on_bind = (train_on_bind if isinstance(train_on_bind, bool)
+                              else str(train_on_bind).lower()
+                              in ('1', 'true', 'yes'))
         self._model = model
+        self.profiles = {}
+        self.notes = []
+
+    def bind(self, simulator):
+        if self._model is not None or self.model_path:
+            return
+        if not self.train_on_bind:
+            return
+        from contention.placement import train
+        scen = simulator.scenario
+        LOG.info('contention_weigher: no model given; training a quick one '
+                 'from scenario %s', scen.name)
+        bundle, report = train.train_from_sim(scen, cross_validate=False,
+                                              **train.QUICK)
+        self._model = bundle.interference
+        self.profiles = {
+            name: features.InstanceProfile(
+                mpki=p['mpki'], mf=p['mf'], ipc=p['ipc'], vcpus=p['vcpus'],
+                source='flavor')
+            for name, p in report['workloads'].items()}
+        self.notes.append('contention_weigher: model trained from scenario '
+                          '%s (%d samples, %d trees; simulated)'
+                          % (scen.name, bundle.summary['samples'],
+                             bundle.summary['estimators']))
 
     def _interference(self):
         if self._model is None and self.model_path:
             self._model = persist.load(self.model_path).interference
         return self._model
 
+    def profile_of(self, instance, view):
+        """The arriving instance's InstanceProfile (see the module doc)."""
+        def make(mpki, mf, ipc, source):
+            return features.InstanceProfile(
+                mpki=mpki, mf=mf, ipc=ipc, vcpus=instance.vcpus,
+                memory_mib=instance.memory_mib, source=source)
+        if None not in (instance.mpki, instance.mf, instance.ipc):
+            return make(instance.mpki, instance.mf, instance.ipc, 'view')
+        image = instance.image_id
+        if image:
+            seen = collections.defaultdict(list)
+            for other in view.instances:
+                if (other.image_id == image and None not in
+                        (other.mpki, other.mf, other.ipc)):
+                    seen['mpki'].append(other.mpki)
+                    seen['mf'].append(other.mf)
+                    seen['ipc'].append(other.ipc)
+            if seen:
+                n = len(seen['mpki'])
+                return make(sum(seen['mpki']) / n, sum(seen['mf']) / n,
+                            sum(seen['ipc']) / n, 'image')
+            known = self.profiles.get(image)
+            if known is not None:
+                return make(known.mpki, known.mf, known.ipc, 'flavor')
+        prior = features.NEUTRAL_PROFILE
+        return make(prior.mpki, prior.mf, prior.ipc, 'prior')
+
     def scores(self, instance, view, candidates):
         """{host: HostScore} for an arriving instance."""
-        profile = features.NEUTRAL_PROFILE
-        if None not in (instance.mpki, instance.mf, instance.ipc):
-            profile = features.InstanceProfile(
-                mpki=instance.mpki, mf=instance.mf, ipc=instance.ipc,
-                vcpus=instance.vcpus, memory_mib=instance.memory_mib,
-                source='view')
-        else:
-            profile = features.InstanceProfile(
-                mpki=profile.mpki, mf=profile.mf, ipc=profile.ipc,
-                vcpus=instance.vcpus, memory_mib=instance.memory_mib)
+        profile = self.profile_of(instance, view)
+        numa = instance.has_numa_topology or self.landing == 'socket'
         states = {}
         for name in candidates:
             host = view.host(name)
@@ -59,7 +137,7 @@ class ContentionWeigherPolicy(policy.Policy):
                 continue
             cell = scoring.landing_cell(
                 scoring.cells_from_view(view, name), instance.vcpus,
-                numa=instance.has_numa_topology)
+                numa=numa)
             states[name] = cell if cell is not None else 'does not fit'
         return scoring.score_hosts(self._interference(), profile, states,
                                    corunner_weight=self.corunner_weight)

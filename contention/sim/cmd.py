@@ -4,6 +4,8 @@
     contention-sim evaluate --scenario ahn-wl1 --policy oracle
     contention-sim evaluate --scenario my.yaml --policy local --epochs 20 \\
         --seed 3 --json
+    contention-sim evaluate --scenario ahn-wl1 --policy contention_weigher \\
+        --policy-arg model_path=/tmp/ahn.model
 
 Subcommands are registered in :data:`SUBCOMMANDS` (name -> (add_arguments,
 run)), so another subcommand (e.g. ``demo``) is one more entry. Every
@@ -32,6 +34,12 @@ def _add_evaluate(parser):
     parser.add_argument('--placement', default=None,
                         choices=scenario_mod.PLACEMENTS,
                         help='initial placement overriding the scenario\'s')
+    parser.add_argument('--policy-arg', action='append', default=[],
+                        metavar='KEY=VALUE',
+                        help='a keyword argument for the policy\'s '
+                             'constructor, as a string (repeatable), e.g. '
+                             'model_path=/tmp/ahn.model for '
+                             'contention_weigher')
     parser.add_argument('--json', action='store_true',
                         help='print the result as JSON')
 
@@ -75,8 +83,26 @@ def format_result(result):
     return '\n'.join(lines)
 
 
+def policy_args(pairs):
+    """{key: value} from ``KEY=VALUE`` strings; ValueError if malformed."""
+    params = {}
+    for pair in pairs:
+        key, sep, value = pair.partition('=')
+        if not sep or not key.strip().isidentifier():
+            raise ValueError('--policy-arg %r: expected KEY=VALUE' % pair)
+        params[key.strip()] = value
+    return params
+
+
 def _run_evaluate(args):
-    result = simulator.run(args.scenario, args.policy, epochs=args.epochs,
+    policy = args.policy
+    params = policy_args(args.policy_arg)
+    if params:
+        try:
+            policy = simulator.load_policy(args.policy, **params)
+        except TypeError as exc:
+            raise ValueError('policy %s: %s' % (args.policy, exc))
+    result = simulator.run(args.scenario, policy, epochs=args.epochs,
                            seed=args.seed, placement_policy=args.placement)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, sort_keys=True))

@@ -16,6 +16,7 @@ shrinks from about 30 KiB to 4 KiB).
 """
 
 import dataclasses
+import hashlib
 import json
 import types
 import typing
@@ -80,8 +81,28 @@ def to_plain(obj):
     return out
 
 
+#: Small all-scalar dataclasses that thousands of decoded reports share
+#: (overhead levels 0-3, the same few source statuses): decoded once and
+#: reused, which is safe because they are frozen.
+_INTERNED = (report_mod.NodeOverhead, report_mod.SourceStatus)
+_INTERN_MAX = 4096
+_interned = {}
+
+
 def from_plain(cls, data):
     """Inverse of :func:`to_plain` for data this module wrote; no checks."""
+    if cls in _INTERNED:
+        key = (cls,) + tuple(data.values())
+        obj = _interned.get(key)
+        if obj is None:
+            if len(_interned) >= _INTERN_MAX:
+                _interned.clear()
+            obj = _interned[key] = _from_plain(cls, data)
+        return obj
+    return _from_plain(cls, data)
+
+
+def _from_plain(cls, data):
     fields, plain = _plan(cls)
     kwargs = {}
     for name, kind, sub in fields:
@@ -109,12 +130,68 @@ def from_plain(cls, data):
 
 def encode(report):
     """Compressed JSON bytes of a HostReport."""
-    text = json.dumps(to_plain(report), separators=(',', ':'),
-                      allow_nan=False)
+    return _compress(to_plain(report))
+
+
+def _compress(plain):
+    text = json.dumps(plain, separators=(',', ':'), allow_nan=False)
     return zlib.compress(text.encode('utf-8'), 1)
+
+
+def encode_latest(report):
+    """(body, summary, topology text, topology digest) of a report.
+
+    What a ``latest_reports`` row holds, from one walk of the report.
+    """
+    plain = to_plain(report)
+    body = _compress(plain)
+    topology = dict(plain['topology'], hostname='')
+    topology_text = json.dumps(topology, separators=(',', ':'),
+                               allow_nan=False)
+    head = {k: v for k, v in plain.items()
+            if k not in ('instances', 'topology')}
+    head['topology_hostname'] = report.topology.hostname
+    summary = json.dumps(head, separators=(',', ':'), allow_nan=False)
+    return body, summary, topology_text, topology_digest(topology_text)
 
 
 def decode(blob):
     """The HostReport stored by :func:`encode`."""
     return from_plain(report_mod.HostReport,
                       json.loads(zlib.decompress(blob)))
+
+
+# -- the node-level view (latest reports without their instances) --------
+#
+# The Nova weigher reads every host's latest report once per cache TTL and
+# uses only the node aggregates and the topology. Decoding 40 instance
+# records per host would cost milliseconds per host; the summary is the
+# report without its instances (a few hundred bytes of JSON). Topologies
+# hardly ever change and hosts of one hardware model share theirs except
+# for the host name, so the topology is stored apart without its host
+# name (the summary carries it), under a digest of that text: a reader
+# decodes one topology per hardware model and change, not per report.
+
+def topology_digest(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def decode_topology(text):
+    """The topology text of :func:`encode_latest` (host name empty)."""
+    from contention import topology as topology_mod
+    return from_plain(topology_mod.HostTopology, json.loads(text))
+
+
+def decode_summary(text, topology_of):
+    """A HostReport without instances, from a summary.
+
+    ``topology_of(hostname)`` gives the report's topology by the host name
+    the summary recorded for it.
+    """
+    data = json.loads(text)
+    hostname = data.pop('topology_hostname')
+    data['instances'] = ()
+    data['topology'] = None
+    report = from_plain(report_mod.HostReport, data)
+    object.__setattr__(report, 'topology', topology_of(hostname))
+    return report

@@ -7,12 +7,54 @@ Python. SQLite and PostgreSQL share the ``ON CONFLICT`` form and support
 ``RETURNING``; MySQL has neither, so its paths ask with a follow-up query.
 """
 
+import io
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 _ON_CONFLICT = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert}
+
+
+def insert_rows(conn, table, rows):
+    """Plain INSERT of many rows; COPY on PostgreSQL with psycopg2.
+
+    The instance samples are most of what the collector writes (40 rows
+    per report of a busy host); PostgreSQL takes them several times faster
+    through COPY than through multi-row INSERT statements, in the same
+    transaction.
+    """
+    if not rows:
+        return
+    if (conn.dialect.name != 'postgresql'
+            or conn.dialect.driver != 'psycopg2'):
+        conn.execute(sa.insert(table), rows)
+        return
+    names = list(rows[0])
+    text = ''.join(','.join(_csv(row[n]) for n in names) + '\n'
+                   for row in rows)
+    cursor = conn.connection.driver_connection.cursor()
+    try:
+        cursor.copy_expert('COPY %s (%s) FROM STDIN WITH (FORMAT csv)' % (
+            table.name, ', '.join(names)), io.StringIO(text))
+    finally:
+        cursor.close()
+
+
+def _csv(value):
+    """One CSV field as COPY reads it.
+
+    None is an unquoted empty field (COPY's NULL); text is always quoted,
+    so an empty string stays a string.
+    """
+    if value is None:
+        return ''
+    if isinstance(value, str):
+        return '"%s"' % value.replace('"', '""')
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return repr(value)
 
 
 def has_returning(conn):
@@ -51,8 +93,7 @@ def upsert_newer(conn, table, rows):
         stmt = _ON_CONFLICT[name](table).values(rows)
         stmt = stmt.on_conflict_do_update(
             index_elements=['host'],
-            set_={c: stmt.excluded[c]
-                  for c in ('timestamp', 'received_at', 'body')},
+            set_={c: stmt.excluded[c] for c in rows[0] if c != 'host'},
             where=table.c.timestamp < stmt.excluded.timestamp,
         ).returning(table.c.host)
         return {r.host for r in conn.execute(stmt)}
@@ -61,9 +102,8 @@ def upsert_newer(conn, table, rows):
     # MySQL assigns left to right: timestamp must be replaced last, after
     # the columns whose condition reads it.
     stmt = stmt.on_duplicate_key_update([
-        ('body', sa.case((newer, stmt.inserted.body), else_=table.c.body)),
-        ('received_at', sa.case((newer, stmt.inserted.received_at),
-                                else_=table.c.received_at)),
+        (c, sa.case((newer, stmt.inserted[c]), else_=table.c[c]))
+        for c in rows[0] if c not in ('host', 'timestamp')] + [
         ('timestamp', sa.func.greatest(table.c.timestamp,
                                        stmt.inserted.timestamp)),
     ])

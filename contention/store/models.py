@@ -8,6 +8,9 @@ unit test compares the two so they cannot drift.
   collectors writing at once.
 * ``latest_reports``: one row per host, the newest report, replaced only by
   a newer one (a conditional upsert, so the database decides, not a lock).
+  Beside the whole report (``body``) it holds the report without its
+  instances (``summary``) and its topology with a digest, which is all
+  the node-level read (the Nova weigher's) decodes.
 * ``instance_samples``: one row per instance per stored report, the
   normalised columns that history queries and training filter on.
 * ``image_profiles``: exponentially weighted means per Glance image.
@@ -46,6 +49,10 @@ latest_reports = sa.Table(
     sa.Column('timestamp', sa.Double(), nullable=False),
     sa.Column('received_at', sa.Double(), nullable=False),
     sa.Column('body', Body, nullable=False),
+    # Added by revision 0002; NULL in rows written before it.
+    sa.Column('summary', sa.Text(), nullable=True),
+    sa.Column('topology', sa.Text(), nullable=True),
+    sa.Column('topology_digest', sa.String(64), nullable=True),
 )
 
 instance_samples = sa.Table(

@@ -34,3 +34,13 @@ class TestStoreOnPostgreSQL(base.BaseTestCase):
         latest = self.store.latest_reports(now=203)
         self.assertEqual(200.0, latest['c1'].timestamp)
         self.assertEqual(2, len(self.store.host_history('c1')))
+
+    def test_instance_samples_through_copy(self):
+        odd = reports.instance('i-"odd",\n1', image_id=None, mpki=None,
+                               merlin_class=None)
+        plain = reports.instance('i-2', image_id='')
+        self.store.ingest([reports.host_report('c1', 100, [odd, plain])])
+        rows = self.store.instance_history('i-"odd",\n1')
+        self.assertEqual([(None, None, None, 1.5)], [
+            (r.image_id, r.mpki, r.merlin_class, r.ipc) for r in rows])
+        self.assertEqual('', self.store.instance_history('i-2')[0].image_id)

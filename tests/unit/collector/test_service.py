@@ -3,11 +3,13 @@
 import time
 
 import fixtures
+import oslo_messaging
 from oslotest import base
 
 from contention.collector import cmd
 from contention.collector import opts
 from contention.collector import service
+from contention.store import api
 from contention.store import open_store
 from tests.unit.store import reports
 
@@ -43,14 +45,54 @@ class TestCmd(base.BaseTestCase):
 
     def test_upgrade_db(self):
         self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
-        self.assertEqual('0001', open_store(self.url).schema_revision())
+        self.assertEqual('0002', open_store(self.url).schema_revision())
 
     def test_refuses_to_run_on_an_empty_store(self):
         log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
         self.assertEqual(1, cmd.main(self.args))
         self.assertIn('--upgrade-db', log.error.call_args[0][0])
 
+    def test_refuses_to_run_on_an_old_schema(self):
+        log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
+        self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
+        self.useFixture(fixtures.MockPatchObject(
+            api.TelemetryStore, 'head_revision', return_value='0003'))
+        self.assertEqual(1, cmd.main(self.args))
+        self.assertEqual(('0002', '0003'), log.error.call_args[0][1:])
+
     def test_every_option_has_help(self):
         for _group, group_opts in opts.list_opts():
             for opt in group_opts:
                 self.assertTrue(opt.help, opt.name)
+
+
+class TestCollectorService(base.BaseTestCase):
+
+    def test_start_stop_closes_the_transport_it_opened(self):
+        conf = cmd.parse_args([])
+        transport = oslo_messaging.get_notification_transport(
+            conf, url='fake:/')
+        cleanup = self.useFixture(fixtures.MockPatchObject(
+            transport, 'cleanup')).mock
+        self.useFixture(fixtures.MockPatch(
+            'oslo_messaging.get_notification_transport',
+            return_value=transport))
+        store = open_store('sqlite://')
+        store.upgrade()
+        collector = service.CollectorService(conf, store)
+        collector.start()
+        collector.stop()
+        cleanup.assert_called_once_with()
+
+    def test_a_given_transport_is_left_open(self):
+        conf = cmd.parse_args([])
+        transport = oslo_messaging.get_notification_transport(
+            conf, url='fake:/')
+        cleanup = self.useFixture(fixtures.MockPatchObject(
+            transport, 'cleanup')).mock
+        store = open_store('sqlite://')
+        store.upgrade()
+        collector = service.CollectorService(conf, store, transport)
+        collector.start()
+        collector.stop()
+        cleanup.assert_not_called()

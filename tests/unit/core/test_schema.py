@@ -65,6 +65,15 @@ class TestLoad(base.BaseTestCase):
         self.assertInvalid({'count': 0, 'tallies': {'a': 1, 'b': -1}},
                            'x.tallies', 'must be >= 0, got -1')
 
+    def test_list_items_are_checked_one_by_one_when_not_all_plain(self):
+        # Lists of exact ints take a one-pass check; anything else must
+        # still be converted or named item by item.
+        self.assertEqual((1, 2), _load({'count': 0, 'ids': [1, 2.0]}).ids)
+        self.assertInvalid({'count': 0, 'ids': [1, True]}, 'x.ids[1]',
+                           'expected an integer, got True')
+        self.assertInvalid({'count': 0, 'ids': [1, 'a']}, 'x.ids[1]',
+                           "expected an integer, got 'a'")
+
     def test_integer_keys_must_be_canonical(self):
         for key in ('01', ' 1', '+1', '-0', '1_0', '1.0', '', '\u0661'):
             self.assertInvalid({'count': 0, 'per_node': {key: 1.0}},

@@ -99,9 +99,11 @@ class TestDevstackPlugin(base.BaseTestCase):
         store = 'mysql+pymysql://root:secret@10.0.0.1/contention'
         self.assertEqual([store], self.values(self.nova_conf, 'contention',
                                               'store_connection'))
-        self.assertEqual([store], self.values(
-            self.watcher_conf, 'watcher_strategies.cache_aware_swap',
-            'store_connection'))
+        for group in ('watcher_strategies.cache_aware_swap',
+                      'watcher_strategies.numa_aware_swap',
+                      'watcher_actions.contention_swap'):
+            self.assertEqual([store], self.values(self.watcher_conf, group,
+                                                  'connection'))
         # The agent and collector configs were written, then removed by
         # ./clean.sh.
         self.assertFalse(os.path.exists(self.conf_dir))

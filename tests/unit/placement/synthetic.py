@@ -2,9 +2,9 @@
 
 It is not the simulator and not measured: a closed-form toy that follows
 the trends the papers describe, so the models have something with
-structure to learn until the simulator's source is wired
-(``contention.placement.datasets.SIMULATOR_HOOK``). Every figure computed
-from it is labelled synthetic.
+structure to learn in fast unit tests without the simulator (which is
+wired through ``contention.placement.datasets.SIMULATOR_HOOK``). Every
+figure computed from it is labelled synthetic.
 
 * Alone, a workload gains from more NUMA nodes in proportion to its memory
   bandwidth need (MPKI x MF), loses from more nodes in proportion to its

@@ -34,3 +34,10 @@ class TestCodec(base.BaseTestCase):
         self.assertIsInstance(back.topology.distances[0], tuple)
         self.assertEqual({0: 2048.0}, back.instances[0].memory_mib_per_node)
         self.assertEqual(1, back.nodes[0].overhead.llc)
+
+    def test_small_values_are_shared_between_decoded_reports(self):
+        a = codec.decode(codec.encode(reports.host_report('a', 1)))
+        b = codec.decode(codec.encode(reports.host_report('b', 2)))
+        self.assertIs(a.nodes[0].overhead, b.nodes[0].overhead)
+        self.assertEqual(report.NodeOverhead(llc=1, mc=0, ic=0, remote=0),
+                         a.nodes[0].overhead)

@@ -1,16 +1,23 @@
 """The telemetry store on in-memory and file SQLite."""
 
+import dataclasses
+import gc
 import os
 import tempfile
 import threading
 
+import hypothesis
 from oslotest import base
+import sqlalchemy as sa
 
 from contention.store import api
 from contention.store import CachedReader
+from contention.store import codec
+from contention.store import models
 from contention.store import IngestResult
 from contention.store import MoveRecord
 from contention.store import open_store
+from tests.unit import strategies
 from tests.unit.store import reports
 
 
@@ -300,3 +307,76 @@ class TestHelpers(base.BaseTestCase):
         self.assertEqual(1, api.dominant_node(rec, topo))
         rec = reports.instance('u', vcpu_cpus=())
         self.assertEqual(0, api.dominant_node(rec, topo))
+
+
+class TestNodeLevelView(StoreTestCase):
+    """latest_reports(with_instances=False): what the weigher reads."""
+
+    @hypothesis.settings(max_examples=20, deadline=None)
+    @hypothesis.given(strategies.host_reports())
+    def test_is_the_report_without_its_instances(self, rep):
+        store = open_store('sqlite://')
+        store.upgrade()
+        store.ingest([rep])
+        light = store.latest_reports(with_instances=False)
+        self.assertEqual({rep.host: dataclasses.replace(rep, instances=())},
+                         light)
+        self.assertEqual({rep.host: rep}, store.latest_reports())
+
+    def test_topology_decoded_once_per_change(self):
+        self.store.ingest([reports.host_report('a', 100)])
+        first = self.store.latest_reports(with_instances=False)['a']
+        self.store.ingest([reports.host_report('a', 110)])
+        second = self.store.latest_reports(with_instances=False)['a']
+        self.assertEqual(110.0, second.timestamp)
+        self.assertIs(first.topology, second.topology)
+        changed = dataclasses.replace(
+            reports.host_report('a', 120),
+            topology=reports.small_topology('a', cpus_per_node=2))
+        self.store.ingest([changed])
+        third = self.store.latest_reports(with_instances=False)['a']
+        self.assertEqual(changed.topology, third.topology)
+
+    def test_hosts_of_one_model_share_their_topology_parts(self):
+        odd = dataclasses.replace(reports.host_report('c', 100),
+                                  topology=reports.small_topology('other'))
+        self.store.ingest([reports.host_report('a', 100),
+                           reports.host_report('b', 100), odd])
+        light = self.store.latest_reports(with_instances=False)
+        self.assertIs(light['a'].topology.cpus, light['b'].topology.cpus)
+        self.assertEqual(['a', 'b', 'other'], [
+            light[h].topology.hostname for h in 'abc'])
+        self.assertEqual(dataclasses.replace(odd, instances=()), light['c'])
+
+    def test_filters_and_cached_reader(self):
+        self.store.ingest([reports.host_report('a', 100, [
+            reports.instance('u1')]), reports.host_report('b', 10)])
+        self.assertEqual(['a'], list(self.store.latest_reports(
+            hosts=['a', 'x'], max_age_s=30, now=120, with_instances=False)))
+        reader = CachedReader(self.store, with_instances=False)
+        got = reader.latest_reports(hosts=['a'])
+        self.assertEqual((), got['a'].instances)
+        self.assertEqual(1, got['a'].nodes[0].instances)
+
+    def test_rows_from_before_the_summary_columns(self):
+        rep = reports.host_report('old', 100, [reports.instance('u1')])
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.insert(models.latest_reports).values(
+                host='old', timestamp=100.0, received_at=100.0,
+                body=codec.encode(rep)))
+        self.assertEqual({'old': dataclasses.replace(rep, instances=())},
+                         self.store.latest_reports(with_instances=False))
+
+
+class TestNoGc(base.BaseTestCase):
+
+    def test_restores_the_collector_state(self):
+        self.addCleanup(gc.enable)
+        gc.enable()
+        with api._no_gc():
+            self.assertFalse(gc.isenabled())
+        self.assertTrue(gc.isenabled())
+        gc.disable()
+        with api._no_gc():
+            pass
+        self.assertFalse(gc.isenabled())

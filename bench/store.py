@@ -1,0 +1,307 @@
+"""Telemetry store: ingest rate and the all-hosts read.
+
+    python -m bench.run_all store       # writes doc/benchmarks/store.md
+    python -m bench.store               # prints the same Markdown
+
+Reports are realistic: a 2-socket host with 16 cores and 2 threads per
+socket (64 CPUs, 32 L2 and 2 L3 caches in the topology) and 40 instances
+with every counter and metric set, about 48 KiB of JSON each.
+
+Measured:
+
+* **ingest**: ``TelemetryStore.ingest`` of already validated reports in
+  batches of 100 (the collector's default ``batch_size``), into a SQLite
+  file and into PostgreSQL on localhost; and the collector's whole path
+  per batch (``ReportEndpoint.handle``: ``HostReport.from_dict``
+  validation of the payload dict, then ingest) into PostgreSQL. The
+  broker is not involved.
+* **all-hosts read**: ``latest_reports(with_instances=False)`` (the
+  node-level view the Nova weigher needs: topology and node aggregates)
+  with 1,000 and 10,000 hosts stored, and ``latest_reports()`` (whole
+  reports, with instances) with 1,000. *cold*: a new store object, so
+  every report is fetched and decoded, and for the node-level view one
+  topology per hardware model (the first read of a scheduler process);
+  *refresh*: the same object after every host's timestamp moved on
+  (every report is new, topologies unchanged: the steady state of a
+  reader refreshing once per agent interval, e.g. the weigher's cache
+  after its TTL with agents reporting every 10 s); *warm*: the same
+  object again with nothing new (one query of hosts and timestamps).
+  The 1,000 hosts are the ones ingested above;
+  the other 9,000 are copies of one stored report under other host names,
+  written straight into ``latest_reports`` to keep the setup short (the
+  read does not know the difference).
+
+PostgreSQL is the shared local server (``CONTENTION_TEST_PG_URL``), in a
+throwaway database. Every figure is wall-clock time on this machine,
+which other jobs share: the load average is printed with the figures.
+"""
+
+import contextlib
+import json
+import os
+import random
+import tempfile
+import time
+import uuid
+import zlib
+
+import sqlalchemy as sa
+
+from contention.collector import endpoint as endpoint_mod
+from contention import report as report_mod
+from contention.store import api
+from contention.store import codec
+from contention.store import models
+from contention.store import open_store
+from contention import topology as topo_mod
+
+PG_ADMIN_URL = os.environ.get(
+    'CONTENTION_TEST_PG_URL',
+    'postgresql+psycopg2://postgres@127.0.0.1:5432/postgres')
+INSTANCES = 40
+BATCH = 100
+INGEST_REPORTS = 1000
+COLLECTOR_REPORTS = 200
+#: Whole reports decode at a few ms each: at 10,000 hosts that read alone
+#: would take minutes, so it is measured at 1,000 only.
+WHOLE_MAX_HOSTS = 1000
+HOSTS = (INGEST_REPORTS, 10000)
+INGEST_TARGET = 1000.0        # reports/s into PostgreSQL
+READ_TARGET_MS = 200.0        # all hosts, 10,000 stored
+
+
+def topology(host, sockets=2, cores=16, threads=2):
+    ncores = sockets * cores
+
+    def cpus_of(core_ids):
+        return tuple(sorted(c + t * ncores for c in core_ids
+                            for t in range(threads)))
+    caches, l2, l3 = [], {}, {}
+    for core in range(ncores):
+        for cpu in cpus_of([core]):
+            l2[cpu] = len(caches)
+        caches.append(topo_mod.Cache(id=len(caches), level=2,
+                                     cpus=cpus_of([core]), size_kib=2048))
+    for s in range(sockets):
+        group = cpus_of(range(s * cores, (s + 1) * cores))
+        for cpu in group:
+            l3[cpu] = len(caches)
+        caches.append(topo_mod.Cache(id=len(caches), level=3, cpus=group,
+                                     size_kib=49152))
+    cpus = tuple(topo_mod.Cpu(
+        id=cpu, node=(cpu % ncores) // cores, socket=(cpu % ncores) // cores,
+        core=cpu % ncores, siblings=cpus_of([cpu % ncores]), l2=l2[cpu],
+        l3=l3[cpu]) for cpu in range(ncores * threads))
+    nodes = tuple(topo_mod.NumaNode(
+        id=n, cpus=cpus_of(range(n * cores, (n + 1) * cores)),
+        memory_mib=262144, socket=n) for n in range(sockets))
+    return topo_mod.HostTopology(
+        hostname=host, cpu_vendor='intel', cpu_model='Xeon Gold 6130',
+        nodes=nodes, cpus=cpus, caches=tuple(caches),
+        distances=((10, 21), (21, 10)))
+
+
+def host_report(host, timestamp, rng):
+    topo = topology(host)
+    instances = []
+    for i in range(INSTANCES):
+        node = i % 2
+        vcpus = rng.choice((1, 2, 4))
+        r = rng.random
+        instances.append(report_mod.InstanceRecord(
+            uuid=str(uuid.UUID(int=rng.getrandbits(128))),
+            name='instance-%08x' % rng.getrandbits(32), vcpus=vcpus,
+            memory_mib=4096 * vcpus, flavor='m1.large',
+            image_id='image-%d' % (i % 10), project_id='%032x' % (i % 7),
+            vcpu_cpus=tuple(rng.sample(topo.nodes[node].cpus, vcpus)),
+            cpuset=topo.nodes[node].cpus,
+            memory_mib_per_node={node: 4096.0 * vcpus},
+            counters=report_mod.Counters(
+                instructions=rng.randrange(10 ** 11),
+                cycles=rng.randrange(10 ** 11),
+                cache_references=rng.randrange(10 ** 9),
+                cache_misses=rng.randrange(10 ** 8),
+                cpu_time_ns=rng.randrange(10 ** 10),
+                vcpu_delay_ns=rng.randrange(10 ** 8),
+                mbm_local_bytes=rng.randrange(10 ** 10),
+                mbm_total_bytes=rng.randrange(10 ** 10),
+                llc_occupancy_bytes=rng.randrange(10 ** 7)),
+            metrics=report_mod.Metrics(
+                ipc=2 * r(), mpki=20 * r(), mf=r(), llc_misses_per_s=1e7 * r(),
+                cpu_util=r(), mem_bw_local_bps=1e9 * r(),
+                mem_bw_total_bps=1e9 * r(), remote_memory_ratio=0.0),
+            merlin_class=rng.choice(('low/low', 'medium/low', 'high/high'))))
+    nodes = tuple(report_mod.NodeAggregate(
+        node=n, instances=INSTANCES // 2, vcpus=40.0, mpki_sum=150.0,
+        llc_misses_per_s=1e8, mf=0.3, mem_bw_bps=1e10,
+        llc_occupancy_bytes=30 << 20, memory_mib=81920.0,
+        overhead=report_mod.NodeOverhead(1, 1, 0, 0), mc_ic_pressure=True,
+        classes={'low/low': 7, 'medium/low': 7, 'high/high': 6})
+        for n in range(2))
+    return report_mod.HostReport(
+        host=host, timestamp=float(timestamp), interval_s=10.0,
+        topology=topo, nodes=nodes, instances=tuple(instances),
+        sources=(report_mod.SourceStatus('libvirt', True),
+                 report_mod.SourceStatus('resctrl', True),
+                 report_mod.SourceStatus('numa_memory', True)))
+
+
+@contextlib.contextmanager
+def postgres_database():
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level='AUTOCOMMIT')
+    name = 'contention_bench_%s' % uuid.uuid4().hex[:12]
+    with admin.connect() as conn:
+        conn.execute(sa.text('CREATE DATABASE %s' % name))
+    try:
+        yield str(sa.engine.make_url(PG_ADMIN_URL).set(database=name)
+                  .render_as_string(hide_password=False))
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s WITH (FORCE)'
+                                 % name))
+        admin.dispose()
+
+
+def ingest_rate(store, reports):
+    start = time.perf_counter()
+    for i in range(0, len(reports), BATCH):
+        store.ingest(reports[i:i + BATCH])
+    return len(reports) / (time.perf_counter() - start)
+
+
+def collector_rate(store, payloads):
+    endpoint = endpoint_mod.ReportEndpoint(store)
+    start = time.perf_counter()
+    for i in range(0, len(payloads), BATCH):
+        assert endpoint.handle(payloads[i:i + BATCH]) == endpoint_mod.HANDLED
+    return len(payloads) / (time.perf_counter() - start)
+
+
+def add_copies(store, template, first, count):
+    """``count`` more hosts whose latest report is ``template`` renamed."""
+    row = api.latest_row(template, template.timestamp)
+    text = zlib.decompress(row['body']).decode('utf-8')
+    old = json.dumps(template.host)
+    rows = []
+    for i in range(first, first + count):
+        host = json.dumps('copy-%05d' % i)
+        topology = row['topology'].replace(old, host)
+        rows.append(dict(
+            row, host=json.loads(host), body=zlib.compress(
+                text.replace(old, host).encode('utf-8'), 1),
+            summary=row['summary'].replace(old, host), topology=topology,
+            topology_digest=codec.topology_digest(topology)))
+    with store.engine.begin() as conn:
+        for i in range(0, len(rows), 1000):
+            conn.execute(sa.insert(models.latest_reports), rows[i:i + 1000])
+
+
+def read_ms(url, hosts, with_instances):
+    """(cold, refresh, warm) ms of latest_reports() for all hosts."""
+    store = open_store(url)
+    try:
+        start = time.perf_counter()
+        got = store.latest_reports(with_instances=with_instances)
+        cold = time.perf_counter() - start
+        assert len(got) == hosts, (len(got), hosts)
+        # Every host reported again (same topology): the steady state of
+        # a reader refreshing once per agent interval.
+        with store.engine.begin() as conn:
+            conn.execute(sa.update(models.latest_reports).values(
+                timestamp=models.latest_reports.c.timestamp + 10))
+        start = time.perf_counter()
+        store.latest_reports(with_instances=with_instances)
+        refresh = time.perf_counter() - start
+        start = time.perf_counter()
+        store.latest_reports(with_instances=with_instances)
+        warm = time.perf_counter() - start
+    finally:
+        store.dispose()
+    return cold * 1000, refresh * 1000, warm * 1000
+
+
+def reads(url, hosts, results, name):
+    results['nodes', name, hosts] = read_ms(url, hosts, False)
+    if hosts <= WHOLE_MAX_HOSTS:
+        results['read', name, hosts] = read_ms(url, hosts, True)
+
+
+def run(url, reports, payloads, results, name):
+    store = open_store(url)
+    store.upgrade()
+    try:
+        results['ingest', name] = ingest_rate(store, reports)
+        if payloads:
+            moved = [dict(p, timestamp=p['timestamp'] + 10)
+                     for p in payloads]
+            results['collector', name] = collector_rate(store, moved)
+        reads(url, HOSTS[0], results, name)
+        add_copies(store, reports[0], 0, HOSTS[1] - len(reports))
+        reads(url, HOSTS[1], results, name)
+    finally:
+        store.dispose()
+
+
+def main():
+    rng = random.Random(42)
+    now = time.time()
+    reports = [host_report('compute-%05d' % i, now, rng)
+               for i in range(INGEST_REPORTS)]
+    payloads = [r.to_dict() for r in reports[:COLLECTOR_REPORTS]]
+    size = len(json.dumps(payloads[0]))
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        run('sqlite:///%s/bench.sqlite' % tmp, reports, None, results,
+            'SQLite')
+    with postgres_database() as url:
+        run(url, reports, payloads, results, 'PostgreSQL')
+    load = os.getloadavg()
+
+    ing_pg = results['ingest', 'PostgreSQL']
+    nodes_10k = results['nodes', 'PostgreSQL', HOSTS[1]]
+    full_1k = results['read', 'PostgreSQL', HOSTS[0]]
+    print('## Telemetry store\n')
+    print('Reports of %d instances (%.0f KiB of JSON each), batches of %d. '
+          'Load average after the run: %.1f %.1f %.1f on %d CPUs (the '
+          'machine is shared with other jobs).\n' % (
+              INSTANCES, size / 1024, BATCH, load[0], load[1], load[2],
+              os.cpu_count()))
+    print('| ingest | reports/s |')
+    print('|---|---|')
+    print('| store.ingest, SQLite file | %.0f |' % results['ingest', 'SQLite'])
+    print('| store.ingest, PostgreSQL | %.0f |' % ing_pg)
+    print('| collector path (validate + ingest), PostgreSQL | %.0f |'
+          % results['collector', 'PostgreSQL'])
+    print()
+    print('| all hosts, `latest_reports(...)` | hosts | cold ms | '
+          'refresh ms | warm ms |')
+    print('|---|---|---|---|---|')
+    for name in ('SQLite', 'PostgreSQL'):
+        for kind, label in (('nodes', 'with_instances=False'),
+                            ('read', 'whole reports')):
+            for hosts in HOSTS:
+                if (kind, name, hosts) not in results:
+                    continue
+                cold, refresh, warm = results[kind, name, hosts]
+                print('| %s, %s | %s | %.0f | %.0f | %.1f |' % (
+                    name, label, format(hosts, ','), cold, refresh, warm))
+    print()
+
+    def verdict(ok):
+        return 'met' if ok else '**missed**'
+    print('Targets (PostgreSQL):\n')
+    print('- ingest >= %.0f reports/s: %s (store %.0f/s, collector path '
+          '%.0f/s)' % (INGEST_TARGET, verdict(ing_pg >= INGEST_TARGET),
+                       ing_pg, results['collector', 'PostgreSQL']))
+    print('- all-hosts read at 10,000 hosts < %.0f ms, node-level view '
+          '(what the weigher needs), every host with a new report: %s '
+          '(refresh %.0f ms; %.0f ms for the first read of a process, '
+          'which also decodes the topologies; %.1f ms when nothing is new)'
+          % (READ_TARGET_MS, verdict(nodes_10k[1] < READ_TARGET_MS),
+             nodes_10k[1], nodes_10k[0], nodes_10k[2]))
+    print('- whole reports: %s (not measured at 10,000 hosts; refresh at '
+          '1,000 hosts already %.0f ms)' % (verdict(False), full_1k[1]))
+
+
+if __name__ == '__main__':
+    main()

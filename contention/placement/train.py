@@ -1,0 +1,123 @@
+"""Train a placement-model bundle: the one place that does it.
+
+``contention-train``, the ``contention_weigher`` simulator policy, the
+benchmarks and the demo all train through :func:`train_bundle`, and, for
+a simulator scenario, :func:`train_from_sim`::
+
+    from contention.placement import train
+    bundle, report = train.train_from_sim('ahn-wl1')      # ~seconds
+    train.save(bundle, '/tmp/ahn.model')                  # or use it:
+    bundle.interference.predict(...)
+
+Defaults (documented in ``doc/nova.md``): the interference forest has
+:data:`DEFAULT_ESTIMATORS` trees and each workload :data:`DEFAULT_SAMPLES`
+random landings; :data:`QUICK` is a smaller setting for tests and for the
+policy's on-the-fly model. Cross-validation (per-workload leave-one-out,
+one forest per workload) is the slow part and can be skipped.
+"""
+
+import collections
+import time
+
+from contention.placement import datasets
+from contention.placement import important
+from contention.placement import models
+from contention.placement import persist
+
+DEFAULT_ESTIMATORS = 60
+DEFAULT_PV_ESTIMATORS = 40
+DEFAULT_SAMPLES = 40
+#: Small and fast: for tests and for a policy that trains on the fly.
+QUICK = {'estimators': 15, 'pv_estimators': 10, 'samples_per_workload': 25}
+
+save = persist.save
+
+
+def _placement_vector(parts, estimators):
+    """A PlacementVectorModel on the most common vCPU count, or None."""
+    topology, workloads, source = parts
+    if not workloads:
+        return None, None
+    vcpus = collections.Counter(
+        w.profile.vcpus for w in workloads).most_common(1)[0][0]
+    placements = important.important_placements(topology, vcpus)
+    sized = [w for w in workloads if w.profile.vcpus == vcpus]
+    if len(placements) < 2 or len(sized) < 2:
+        return None, None
+    vectors, groups = datasets.placement_vector_dataset(
+        source, topology, sized, placements)
+    pv = models.PlacementVectorModel(n_estimators=estimators).fit(
+        vectors, groups, datasets.placement_labels(placements))
+    return pv, vcpus
+
+
+def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
+                 pv_estimators=DEFAULT_PV_ESTIMATORS, cross_validate=True):
+    """(ModelBundle, report) from an interference :class:`Dataset`.
+
+    ``sim_parts``: the (topology, workloads, source) of a performance
+    source; when given, a placement-vector model is trained too.
+    ``report`` holds the summary and the cross-validated errors (None when
+    ``cross_validate`` is false).
+    """
+    if len(data.workloads) < 2:
+        raise ValueError('%s holds %d workload(s) with usable samples; '
+                         'at least 2 are needed to train and cross-validate'
+                         % (data.source, len(data.workloads)))
+    model = models.InterferenceModel(n_estimators=estimators)
+    cv = (model.cross_validate(data.X, data.Y, data.groups)
+          if cross_validate else None)
+    model.fit(data.X, data.Y, data.groups)
+    summary = dict(data.summary(), trained_at=time.time(),
+                   estimators=estimators)
+    pv = None
+    if sim_parts is not None:
+        pv, vcpus = _placement_vector(sim_parts, pv_estimators)
+        if pv is not None:
+            summary['placement_vector_vcpus'] = vcpus
+    bundle = persist.ModelBundle(interference=model, placement_vector=pv,
+                                 summary=summary)
+    report = {'summary': summary,
+              'cv_mae': cv.mae if cv else None,
+              'cv_per_output': cv.per_output if cv else None,
+              'cv_per_workload': cv.per_workload if cv else None,
+              'placement_vector_cv_mae': pv.cv_.mae if pv else None}
+    return bundle, report
+
+
+def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0):
+    """(Dataset, (topology, workloads, source)) from a simulator scenario.
+
+    ``scenario``: a shipped name, a YAML path or a loaded Scenario.
+    """
+    parts = datasets.simulator_source(scenario)
+    topology, workloads, source = parts
+    name = getattr(scenario, 'name', scenario)
+    data = datasets.interference_dataset(
+        source, topology, workloads,
+        samples_per_workload=samples_per_workload, seed=seed,
+        label='sim:%s' % name)
+    return data, parts
+
+
+def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
+                   samples_per_workload=DEFAULT_SAMPLES,
+                   pv_estimators=DEFAULT_PV_ESTIMATORS, seed=0,
+                   cross_validate=True):
+    """(ModelBundle, report) trained from a simulator scenario.
+
+    The quickest way to a model for a scenario (the demo, the
+    ``contention_weigher`` policy): ``train_from_sim(name, **QUICK,
+    cross_validate=False)`` takes a few seconds. Figures in ``report`` are
+    simulated; ``report['workloads']`` maps each workload (profile name)
+    to the MPKI, MF, IPC and vCPUs its synthetic counters show alone.
+    """
+    data, parts = sim_dataset(scenario, samples_per_workload, seed)
+    bundle, report = train_bundle(data, parts, estimators=estimators,
+                                  pv_estimators=pv_estimators,
+                                  cross_validate=cross_validate)
+    report['workloads'] = {
+        w.name: {'mpki': w.profile.mpki, 'mf': w.profile.mf,
+                 'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus}
+        for w in parts[1]}
+    return bundle, report

@@ -1,0 +1,176 @@
+"""Training from the simulator: train_from_sim, contention-train, policy."""
+
+import io
+import json
+import os
+
+import fixtures
+import numpy as np
+import testtools
+
+from contention import sim
+from contention.placement import cmd
+from contention.placement import persist
+from contention.placement import policy
+from contention.placement import train
+from contention.sim import cmd as sim_cmd
+
+SMALL = ('--estimators', '8', '--pv-estimators', '5',
+         '--samples-per-workload', '12')
+
+
+class TestTrainFromSim(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.model = os.path.join(self.dir, 'ahn.model')
+
+    def test_train_save_load(self):
+        bundle, report = train.train_from_sim('ahn-wl1', **train.QUICK)
+        self.assertEqual('sim:ahn-wl1', report['summary']['source'])
+        self.assertEqual(14, report['summary']['workloads'])
+        self.assertEqual(14, len(report['cv_per_workload']))
+        # the simulator's interference is learnable across workloads
+        self.assertLess(report['cv_mae'], 0.08)
+        self.assertGreater(report['workloads']['lbm']['mpki'],
+                           report['workloads']['povray']['mpki'])
+        train.save(bundle, self.model)
+        loaded = persist.load(self.model)
+        self.assertEqual(bundle.cv_mae, loaded.cv_mae)
+        X = np.tile(np.linspace(0.1, 2.0, 15), (3, 1))
+        np.testing.assert_allclose(bundle.interference.predict(X),
+                                   loaded.interference.predict(X))
+
+    def test_without_cross_validation(self):
+        bundle, report = train.train_from_sim(
+            'merlin-mix1', estimators=5, samples_per_workload=8,
+            pv_estimators=5, cross_validate=False)
+        self.assertIsNone(report['cv_mae'])
+        self.assertIsNone(bundle.cv_mae)
+        # four nodes and 4-vCPU workloads: important placements exist
+        self.assertIsNotNone(bundle.placement_vector)
+        self.assertEqual(4, bundle.summary['placement_vector_vcpus'])
+
+    def test_same_seed_same_data(self):
+        a, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
+        b, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
+        c, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=4)
+        np.testing.assert_array_equal(a.X, b.X)
+        np.testing.assert_array_equal(a.Y, b.Y)
+        self.assertFalse(np.array_equal(a.X, c.X))
+
+
+class TestTrainCommandFromSim(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.model = os.path.join(self.dir, 'ahn.model')
+
+    def run_cmd(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        rc = cmd.main(list(argv), out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_train_then_evaluate(self):
+        rc, out, err = self.run_cmd('--from-sim', 'ahn-wl1', '--out',
+                                    self.model, *SMALL)
+        self.assertEqual(0, rc, err)
+        self.assertIn('[simulated]', out)
+        self.assertIn('leave-one-workload-out MAE', out)
+        self.assertEqual('sim:ahn-wl1',
+                         persist.load(self.model).summary['source'])
+        rc, out, err = self.run_cmd('evaluate', '--model', self.model,
+                                    '--from-sim', 'ahn-wl1', '--seed', '9',
+                                    '--samples-per-workload', '5', '--json')
+        self.assertEqual(0, rc, err)
+        result = json.loads(out)
+        self.assertTrue(result['simulated'])
+        self.assertEqual(70, result['samples'])
+        self.assertLess(result['mae'], 0.1)
+
+    def test_unknown_scenario(self):
+        rc, out, err = self.run_cmd('--from-sim', 'no-such-scenario',
+                                    '--out', self.model)
+        self.assertEqual(1, rc)
+        self.assertIn('no-such-scenario', err)
+        self.assertFalse(os.path.exists(self.model))
+
+
+class TestPolicyModel(testtools.TestCase):
+
+    def test_trains_from_the_scenario_when_no_model(self):
+        p = policy.ContentionWeigherPolicy()
+        p.bind(sim.Simulator('ahn-wl1'))
+        self.assertIsNotNone(p._interference())
+        self.assertIn('lbm', p.profiles)
+        self.assertIn('trained from scenario ahn-wl1', p.notes[0])
+
+    def test_model_path_is_used_and_no_training(self):
+        d = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(d, 'm.model')
+        bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
+                                         samples_per_workload=5,
+                                         cross_validate=False)
+        train.save(bundle, path)
+        p = policy.ContentionWeigherPolicy(model_path=path)
+        p.bind(sim.Simulator('ahn-wl1'))
+        self.assertEqual([], p.notes)
+        self.assertEqual(4, p._interference().n_estimators)
+
+    def test_profile_from_running_instances_of_the_image(self):
+        p = policy.ContentionWeigherPolicy(train_on_bind='false')
+        s = sim.Simulator('ahn-wl1')
+        s.step()
+        view = s.view()
+        inst = next(i for i in view.instances if i.image_id == 'milc')
+        arrival = inst.__class__(uuid='new', host='', vcpus=1,
+                                 memory_mib=1024, image_id='milc')
+        profile = p.profile_of(arrival, view)
+        self.assertEqual('image', profile.source)
+        self.assertGreater(profile.mpki, 15)
+        stranger = inst.__class__(uuid='new', host='', vcpus=1,
+                                  memory_mib=1024, image_id='unknown')
+        self.assertEqual('prior', p.profile_of(stranger, view).source)
+
+    def test_bad_landing(self):
+        self.assertRaises(ValueError, policy.ContentionWeigherPolicy,
+                          landing='everywhere')
+
+
+class TestSimPolicyArgs(testtools.TestCase):
+
+    def test_parse(self):
+        self.assertEqual({'model_path': '/m', 'corunner_weight': '0.5'},
+                         sim_cmd.policy_args(['model_path=/m',
+                                              'corunner_weight=0.5']))
+        self.assertRaises(ValueError, sim_cmd.policy_args, ['oops'])
+        self.assertRaises(ValueError, sim_cmd.policy_args, ['1x=2'])
+
+    def test_unknown_argument_is_a_usage_error(self):
+        err = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        rc = sim_cmd.main(['evaluate', '--scenario', 'ahn-wl1', '--policy',
+                           'contention_weigher', '--policy-arg', 'bogus=1'])
+        self.assertEqual(2, rc)
+        self.assertIn('bogus', err.getvalue())
+
+    def test_evaluate_with_a_model_file(self):
+        d = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(d, 'm.model')
+        bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
+                                         samples_per_workload=5,
+                                         cross_validate=False)
+        train.save(bundle, path)
+        out = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
+        rc = sim_cmd.main(['evaluate', '--scenario', 'ahn-wl1', '--policy',
+                           'contention_weigher', '--epochs', '2', '--json',
+                           '--policy-arg', 'model_path=%s' % path])
+        self.assertEqual(0, rc)
+        result = json.loads(out.getvalue())
+        self.assertEqual('contention_weigher', result['policy'])
+        self.assertTrue(result['simulated'])
+        self.assertFalse(any('trained from scenario' in n
+                             for n in result['notes']))
