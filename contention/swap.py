@@ -209,9 +209,10 @@ class _State:
         used[1] += inst.memory_mib
         used[2] += inst.disk_gb
         if inst.socket is not None:
-            cell = self.cell_used[(inst.host, inst.socket)]
-            cell[0] += inst.vcpus
-            cell[1] += inst.memory_mib
+            self.cell_used[(inst.host, inst.socket)][0] += inst.vcpus
+        mem_socket = self._memory_socket(inst)
+        if mem_socket is not None:
+            self.cell_used[(inst.host, mem_socket)][1] += inst.memory_mib
         self.load[self.key(inst)] += misses(inst)
 
     def _remove(self, inst):
@@ -221,15 +222,48 @@ class _State:
         used[1] -= inst.memory_mib
         used[2] -= inst.disk_gb
         if inst.socket is not None:
-            cell = self.cell_used[(inst.host, inst.socket)]
-            cell[0] -= inst.vcpus
-            cell[1] -= inst.memory_mib
+            self.cell_used[(inst.host, inst.socket)][0] -= inst.vcpus
+        mem_socket = self._memory_socket(inst)
+        if mem_socket is not None:
+            self.cell_used[(inst.host, mem_socket)][1] -= inst.memory_mib
         self.load[self.key(inst)] -= misses(inst)
 
-    def move(self, uuid, host, socket):
+    def _memory_socket(self, inst):
+        """The socket holding ``inst``'s memory.
+
+        Its memory node's socket when the view says (``memory_node``: a
+        VM whose memory was left behind, e.g. by a re-pin without memory
+        or Ahn et al.'s W-W placement, uses the other socket's memory),
+        else the socket of its vCPUs.
+        """
+        if inst.memory_node is not None:
+            host = self.hosts.get(inst.host)
+            for sock in (host.sockets if host is not None else ()):
+                if inst.memory_node in sock.nodes:
+                    return sock.id
+        return inst.socket
+
+    def _node_of(self, host_name, socket):
+        host = self.hosts.get(host_name)
+        sock = next((s for s in (host.sockets if host is not None else ())
+                     if s.id == socket), None)
+        return sock.nodes[0] if sock is not None and sock.nodes else None
+
+    def move(self, uuid, host, socket, move_memory=True):
+        """Move vCPUs (and, unless told otherwise, memory) to host/socket.
+
+        A migration and a re-pin with memory leave the memory local to the
+        new socket; a re-pin without memory leaves it on its node.
+        """
         old = self.inst[uuid]
+        if move_memory:
+            memory_node = None
+        else:
+            memory_node = (old.memory_node if old.memory_node is not None
+                           else self._node_of(old.host, old.socket))
         self._remove(old)
-        new = _replace(old, host=host, socket=socket, last_moved_at=self.now)
+        new = _replace(old, host=host, socket=socket, last_moved_at=self.now,
+                       memory_node=memory_node)
         self.moved.add(uuid)
         self.inst[uuid] = new
         self._add(new)
@@ -249,7 +283,8 @@ class _State:
         elif isinstance(action, cluster.Migrate):
             self.move(action.instance, action.dest_host, action.dest_socket)
         elif isinstance(action, cluster.Repin):
-            self.move(action.instance, action.host, action.dest_socket)
+            self.move(action.instance, action.host, action.dest_socket,
+                      move_memory=action.move_memory)
 
     def instances_in(self, key):
         if self.unit == HOST:

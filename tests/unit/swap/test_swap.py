@@ -475,6 +475,31 @@ class TestNumaAware(testtools.TestCase):
                                                        None),
                                                leg.dest_socket))
 
+    def _memory_view(self, memory_node):
+        return v.view(
+            [v.host('a', memory_mib=4096), v.host('b', memory_mib=4096)],
+            [v.vm('a0', 'a', 6 * M, socket=0, memory_mib=2048),
+             v.vm('a1', 'a', 6 * M, socket=0, memory_mib=2048),
+             v.vm('a2', 'a', 5 * M, socket=1, memory_mib=2048,
+                  memory_node=None if memory_node is None else 0),
+             v.vm('b0', 'b', 1 * M, socket=0, memory_mib=3072,
+                  memory_node=memory_node)])
+
+    def test_socket_memory_counts_where_the_memory_is(self):
+        # b0 runs on socket 0 of b but its 3 GiB live on node 1 (left
+        # behind by a re-pin without memory, or Ahn's W-W): socket 1 has
+        # 1 GiB free, not 4, so a1 (2 GiB) cannot move there with its
+        # memory; without memory_node the same move is planned.
+        params = swap.SwapParameters(victim_selection='extreme',
+                                     max_swaps=1, threshold=1 * M)
+        plan = swap.numa_aware(self._memory_view(None), params)
+        self.assertEqual([('b', 1)], [(a.dest_host, a.dest_socket)
+                                      for a in plan.actions])
+        plan = swap.numa_aware(self._memory_view(1), params)
+        self.assertEqual((), plan.actions)
+        self.assertIn('no_capacity', ' '.join(s.reason
+                                              for s in plan.skipped))
+
     def test_unknown_socket_is_skipped(self):
         view = v.view([v.host('a'), v.host('b')],
                       [v.vm('a0', 'a', 9 * M, socket=None),
