@@ -369,7 +369,10 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
             params['threshold'] = args.threshold
         plan, actions, indicators, strategy = watcher_stage.audit(
             sim.view(), clock, params)
-        sim_plan = watcher_stage.to_plan(actions)
+        sim_plan = watcher_stage.to_plan(actions, {
+            host.name: {cpu.id: cpu.socket
+                        for cpu in host.model.topology.cpus}
+            for host in sim.state.hosts})
         applied = sim.apply(sim_plan)
         return plan, actions, indicators, sim_plan, applied
     wpath = os.path.join(outdir, 'watcher.sqlite')

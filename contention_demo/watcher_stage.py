@@ -125,13 +125,21 @@ def _ordered(actions):
     return ordered + [a for a in actions if a.uuid not in done]
 
 
-def to_plan(actions):
+def to_plan(actions, cpu_sockets=None):
     """The simulator's Plan for Watcher's actions, in order.
 
-    ``contention_swap`` -> Swap of two Migrates; ``migrate`` -> Migrate;
+    ``contention_swap`` -> Swap of two Migrates, each landing on the socket
+    of its ``destination_cpus`` (where the destination's agent re-pins it;
+    ``cpu_sockets`` is {host: {cpu: socket}}); ``migrate`` -> Migrate;
     ``contention_repin`` -> Repin (the agent's local action). Anything
     else is listed as skipped, with the reason.
     """
+    cpu_sockets = cpu_sockets or {}
+
+    def socket_of(host, cpus):
+        found = {cpu_sockets.get(host, {}).get(cpu) for cpu in cpus or ()}
+        return found.pop() if len(found) == 1 else None
+
     steps, skipped = [], []
     for action in actions:
         p = dict(action.input_parameters)
@@ -139,9 +147,13 @@ def to_plan(actions):
         if action.action_type == 'contention_swap':
             steps.append(cluster.Swap(
                 cluster.Migrate(subject, p['source_node'],
-                                p['destination_node']),
+                                p['destination_node'],
+                                socket_of(p['destination_node'],
+                                          p.get('destination_cpus'))),
                 cluster.Migrate(p['partner_id'], p['partner_source_node'],
-                                p['partner_destination_node'])))
+                                p['partner_destination_node'],
+                                socket_of(p['partner_destination_node'],
+                                          p.get('partner_destination_cpus')))))
         elif action.action_type == 'migrate':
             steps.append(cluster.Migrate(subject, p['source_node'],
                                          p['destination_node']))

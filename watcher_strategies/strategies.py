@@ -344,11 +344,13 @@ class ContentionSwapBase(base.BaseStrategy):
                 'partner_source_node': second.source_host,
                 'partner_destination_node': second.dest_host,
             }
-            if type(self).algorithm is swap.numa_aware:
-                params['destination_cpus'] = self._leg_cpus(
-                    first.dest_host, first.dest_socket)
-                params['partner_destination_cpus'] = self._leg_cpus(
-                    second.dest_host, second.dest_socket)
+            # The plan (and its predicted spread) puts each instance on a
+            # socket of its destination; the destination's agent re-pins it
+            # there once it has landed.
+            params['destination_cpus'] = self._leg_cpus(
+                first.dest_host, first.dest_socket)
+            params['partner_destination_cpus'] = self._leg_cpus(
+                second.dest_host, second.dest_socket)
             self._solution_add(SWAP_ACTION, first.instance, params)
         elif isinstance(action, cluster.Migrate):
             self._solution_add(
