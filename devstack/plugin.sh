@@ -83,7 +83,8 @@ function bootstrap_contention_model {
     sudo install -d -o "$STACK_USER" "$(dirname "$CONTENTION_MODEL_PATH")"
     # nova-scheduler reloads the model when the file appears.
     "$CONTENTION_BIN_DIR/contention-train" train \
-        --from-sim "$CONTENTION_BOOTSTRAP_SCENARIO" --out "$CONTENTION_MODEL_PATH"
+        --from-sim "$CONTENTION_BOOTSTRAP_SCENARIO" --library all \
+        --out "$CONTENTION_MODEL_PATH"
 }
 
 function configure_contention_watcher {

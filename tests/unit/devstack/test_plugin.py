@@ -75,7 +75,8 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.assertIn('recreate_database contention', log)
         self.assertIn('contention-collector --config-file %s/collector.conf '
                       '--upgrade-db' % self.conf_dir, log)
-        self.assertIn('contention-train train --from-sim ahn-wl1 --out '
+        self.assertIn('contention-train train --from-sim ahn-wl1 '
+                      '--library all --out '
                       '%s/model' % self.tmp, log)
         self.assertEqual(['%s/model' % self.tmp], self.values(
             self.nova_conf, 'contention', 'model_path'))
