@@ -60,6 +60,31 @@ def calm(host):
         node(0, 0, 0), node(1, 0, 0)))
 
 
+def _enable_weigher(test):
+    """Store on PostgreSQL, a trained model, the weigher in Nova's config.
+
+    Called before Nova's ``setUp``: the weigher classes are read when the
+    scheduler starts.
+    """
+    opts.register_opts(nova.conf.CONF)
+    test.db = test.useFixture(services.PostgresDatabase())
+    test.store = store_api.open_store(test.db.url)
+    test.store.upgrade()
+    test.addCleanup(test.store.dispose)
+    tmp = test.useFixture(fixtures.TempDir()).path
+    model = os.path.join(tmp, 'model.skops')
+    persist.save(test_models.trained_bundle(), model)
+    test.flags(api_paste_config=api_paste_config(), group='wsgi')
+    test.flags(weight_classes=[
+        'nova.scheduler.weights.all_weighers',
+        'nova_filters.ContentionWeigher'], group='filter_scheduler')
+    test.flags(model_path=model, store_connection=test.db.url,
+               store_cache_ttl=0, weight_multiplier=10.0, group='contention')
+    from nova_filters import service
+    service.reset_service()
+    test.addCleanup(service.reset_service)
+
+
 class TestContentionWeigherInNova(integrated_helpers._IntegratedTestBase):
 
     compute_driver = 'fake.MediumFakeDriver'
@@ -70,24 +95,7 @@ class TestContentionWeigherInNova(integrated_helpers._IntegratedTestBase):
         pass                         # the computes are started below
 
     def setUp(self):
-        opts.register_opts(nova.conf.CONF)
-        self.db = self.useFixture(services.PostgresDatabase())
-        self.store = store_api.open_store(self.db.url)
-        self.store.upgrade()
-        self.addCleanup(self.store.dispose)
-        tmp = self.useFixture(fixtures.TempDir()).path
-        model = os.path.join(tmp, 'model.skops')
-        persist.save(test_models.trained_bundle(), model)
-        self.flags(api_paste_config=api_paste_config(), group='wsgi')
-        self.flags(weight_classes=[
-            'nova.scheduler.weights.all_weighers',
-            'nova_filters.ContentionWeigher'], group='filter_scheduler')
-        self.flags(model_path=model, store_connection=self.db.url,
-                   store_cache_ttl=0, weight_multiplier=10.0,
-                   group='contention')
-        from nova_filters import service
-        service.reset_service()
-        self.addCleanup(service.reset_service)
+        _enable_weigher(self)
         super().setUp()
         self._start_compute('host1')
         self._start_compute('host2')
@@ -137,24 +145,7 @@ class TestContentionWeigherNUMA(base.ServersTestBase):
     ADMIN_API = True
 
     def setUp(self):
-        opts.register_opts(nova.conf.CONF)
-        self.db = self.useFixture(services.PostgresDatabase())
-        self.store = store_api.open_store(self.db.url)
-        self.store.upgrade()
-        self.addCleanup(self.store.dispose)
-        tmp = self.useFixture(fixtures.TempDir()).path
-        model = os.path.join(tmp, 'model.skops')
-        persist.save(test_models.trained_bundle(), model)
-        self.flags(api_paste_config=api_paste_config(), group='wsgi')
-        self.flags(weight_classes=[
-            'nova.scheduler.weights.all_weighers',
-            'nova_filters.ContentionWeigher'], group='filter_scheduler')
-        self.flags(model_path=model, store_connection=self.db.url,
-                   store_cache_ttl=0, weight_multiplier=10.0,
-                   group='contention')
-        from nova_filters import service
-        service.reset_service()
-        self.addCleanup(service.reset_service)
+        _enable_weigher(self)
         super().setUp()
         for name in ('host1', 'host2'):
             self.start_compute(hostname=name, host_info=fakelibvirt.HostInfo(
