@@ -24,12 +24,21 @@ class TestVariants(testtools.TestCase):
 
     def test_overcommit_variant_changes_only_the_ratio(self):
         shipped = sim.load_scenario('ahn-wl1')
-        variant = evaluation.overcommit_variant('ahn-wl1', ratio=4.0)
+        variant = evaluation.overcommit_variant('ahn-wl1', ratio=2.0)
         for name, hw in variant.hardware.items():
-            self.assertEqual(4.0, hw.cpu_allocation_ratio)
+            self.assertEqual(2.0, hw.cpu_allocation_ratio)
             self.assertEqual(shipped.hardware[name].perf, hw.perf)
         self.assertEqual(shipped.profiles, variant.profiles)
         self.assertEqual(shipped.instances, variant.instances)
+
+    def test_what_if_turns_over_commit_off(self):
+        # The shipped Ahn hardware has Nova's default over-commit; the
+        # what-if is the one without it.
+        shipped = sim.load_scenario('ahn-wl1')
+        variant = evaluation.overcommit_variant('ahn-wl1')
+        for name, hw in variant.hardware.items():
+            self.assertEqual(4.0, shipped.hardware[name].cpu_allocation_ratio)
+            self.assertEqual(1.0, hw.cpu_allocation_ratio)
 
 
 def _result(perf, migrations=0, notes=()):
