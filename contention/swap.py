@@ -734,12 +734,26 @@ def local_phase(view, params, skipped=None):
             return result
         before = loads(lambda i: i.socket)
         after = loads(lambda i: target.get(i.uuid, i.socket))
-        if (max(after.values()) - min(after.values())
-                >= max(before.values()) - min(before.values())):
+        reduction = ((max(before.values()) - min(before.values()))
+                     - (max(after.values()) - min(after.values())))
+        if reduction <= 0:
             if any(target[i.uuid] != i.socket for i in free):
                 skipped.append(cluster.Skipped(
                     host.name, 'local_no_gain: the sockets are as even as '
                     'dealing makes them'))
+            continue
+        # Merlin section 3.3: moving memory is the costliest local
+        # reconfiguration; a re-deal whose memory moves cost more than the
+        # reduction they buy is not worth it (the same price per GiB as a
+        # live migration's).
+        cost = arbitration.migration_cost(
+            [i for i in free if target[i.uuid] != i.socket
+             and _memory_follows(i, params)], params.migration_cost_per_gib)
+        if reduction < cost:
+            skipped.append(cluster.Skipped(
+                host.name, 'not_worth_it: re-dealing reduces the sockets\' '
+                'difference by %.3g misses/s but moves memory costing %.3g'
+                % (reduction, cost)))
             continue
         # A socket may not end with more vCPUs than CPUs unless it already
         # had them (and then not more): time-sharing CPUs slows every

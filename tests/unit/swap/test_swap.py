@@ -83,6 +83,19 @@ class TestLocalPhase(testtools.TestCase):
         self.assertEqual([cluster.Repin('x8', 'a', 0, move_memory=True)],
                          actions)
 
+    def test_redeal_whose_memory_moves_cost_more_is_skipped(self):
+        # 64 GiB instances: moving one's memory (64 x 2.5e5 = 1.6e7) costs
+        # more than the 4M misses/s the re-deal takes off the difference.
+        view = v.view([v.host('a', memory_mib=262144)],
+                      [v.vm('x%d' % m, 'a', m * M, socket=s,
+                            memory_mib=65536)
+                       for m, s in ((4, 0), (3, 0), (2, 1), (1, 1))])
+        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        self.assertEqual([], actions)
+        self.assertEqual('not_worth_it', skipped[0].reason.split(':')[0])
+        cheap = swap.SwapParameters(migration_cost_per_gib=0)
+        self.assertTrue(swap.local_phase(view, cheap)[0])
+
     def test_memory_stays_only_for_low_mf_instances(self):
         # Merlin: a low-MF instance barely reaches DRAM, so a remote vCPU
         # move (memory left behind) is the cheaper choice; a memory-bound
