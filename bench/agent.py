@@ -198,21 +198,26 @@ def main(argv=None):
     print('\nTargets at %d domains:\n' % TARGET_SIZE)
     print('- CPU per cycle <= %.0f ms: %.1f ms, %s'
           % (CPU_TARGET_MS, at['cycle_ms'], 'met' if cpu_ok else 'MISSED'))
-    print('- report <= %.0f KiB: %.1f KiB, %s'
+    gzip_ok = at['report_gzip_kib'] <= SIZE_TARGET_KIB
+    print('- report as JSON <= %.0f KiB: %.1f KiB, %s'
           % (SIZE_TARGET_KIB, at['report_kib'],
              'met' if size_ok else 'MISSED'))
+    print('- report as the agent sends it on RabbitMQ by default '
+          '(`[agent] compress_reports`: gzip) <= %.0f KiB: %.1f KiB, %s'
+          % (SIZE_TARGET_KIB, at['report_gzip_kib'],
+             'met' if gzip_ok else 'MISSED'))
     if not size_ok:
-        print('\nThe report misses its size target: %.0f bytes per fully '
-              'measured instance, %.0f of them JSON key names and '
+        print('\nAs JSON the report is over its size target: %.0f bytes per '
+              'fully measured instance, %.0f of them JSON key names and '
               'punctuation fixed by schema v1.0 (the counters, the metrics '
-              'derived from them, identity and placement). On the bus, '
-              '`[oslo_messaging_rabbit] kombu_compression = gzip` brings '
-              'it to %.1f KiB (the benchmark\'s counter values are more '
-              'regular than real ones, so expect a weaker ratio); in JSON '
-              'it needs a compact instance encoding in a new schema '
-              'version, which the collector must read first.'
-              % (at['bytes_per_instance'], at['key_bytes_per_instance'],
-                 at['report_gzip_kib']))
+              'derived from them, identity and placement). The agent '
+              'therefore sends it gzip-compressed on RabbitMQ by default '
+              '(the benchmark\'s counter values are more regular than real '
+              'ones, so expect a weaker ratio than measured here); other '
+              'drivers send the JSON, and a smaller JSON needs a compact '
+              'instance encoding in a new schema version, which the '
+              'collector must read first.'
+              % (at['bytes_per_instance'], at['key_bytes_per_instance']))
     print('\nNot included: libvirtd\'s work behind the calls and the '
           'kernel\'s page-table walk behind each numa_maps read, which '
           'grow with guest memory and are paid by the host, not by the '

@@ -61,6 +61,14 @@ def _register(conf):
     logging.register_options(conf)
 
 
+def apply_compression(conf):
+    """[agent] compress_reports -> the rabbit driver's kombu_compression."""
+    rabbit = conf.oslo_messaging_rabbit
+    if conf.agent.compress_reports and rabbit.kombu_compression is None:
+        conf.set_override('kombu_compression', 'gzip',
+                          group='oslo_messaging_rabbit')
+
+
 def _transport_configured(conf):
     return bool(conf.oslo_messaging_notifications.transport_url
                 or conf.transport_url)
@@ -170,6 +178,7 @@ def main(argv=None, conf=None):
          prog='contention-agent')
     if conf.cli_libvirt_uri:
         conf.set_override('libvirt_uri', conf.cli_libvirt_uri, 'agent')
+    apply_compression(conf)
     if conf.once:
         # stdout carries the report; oslo.log writes to stdout when no log
         # file is set.

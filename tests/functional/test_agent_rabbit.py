@@ -123,8 +123,12 @@ class TestOnceCommandPublishes(RabbitCase):
         self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
         self.useFixture(fixtures.MonkeyPatch(
             'compute_agent.cmd.logging.setup', lambda *a, **k: None))
+        conf = cfg.ConfigOpts()
         self.assertEqual(0, cmd.main(['--config-file', config, '--once'],
-                                     conf=cfg.ConfigOpts()))
+                                     conf=conf))
+        # Sent gzip-compressed ([agent] compress_reports); the listener's
+        # transport decompresses.
+        self.assertEqual('gzip', conf.oslo_messaging_rabbit.kombu_compression)
         printed = report_mod.HostReport.from_dict(json.loads(out.getvalue()))
         publisher_id, _, report = self.listener.get()
         self.assertEqual('contention-agent.%s' % self.host, publisher_id)

@@ -61,3 +61,27 @@ class TestOnce(base.AgentTestCase):
             f.write('sources = libvirt,pmu\n')
         self.assertEqual(1, self.main('--once'))
         self.assertIn('unknown source(s) pmu', self.stderr.getvalue())
+
+
+class TestCompression(base.AgentTestCase):
+    """[agent] compress_reports sets the rabbit driver's compression."""
+
+    def compression(self, *lines):
+        path = os.path.join(self.tmp, 'compress.conf')
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        conf = cfg.ConfigOpts()
+        cmd._register(conf)
+        conf(['--config-file', path], project='contention')
+        cmd.apply_compression(conf)
+        return conf.oslo_messaging_rabbit.kombu_compression
+
+    def test_gzip_by_default(self):
+        self.assertEqual('gzip', self.compression('[agent]'))
+
+    def test_an_explicit_choice_wins(self):
+        self.assertEqual('bz2', self.compression(
+            '[oslo_messaging_rabbit]', 'kombu_compression = bz2'))
+
+    def test_off(self):
+        self.assertIsNone(self.compression('[agent]', 'compress_reports = false'))
