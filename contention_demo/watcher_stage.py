@@ -25,6 +25,7 @@ telemetry store the demo's collector wrote, through its
 import uuid as uuidlib
 
 import oslo_messaging
+from oslo_config import cfg
 
 from watcher import conf as watcher_conf
 from watcher.common import context as watcher_context
@@ -76,7 +77,7 @@ def setup(database_url, store_url):
     from watcher_strategies import strategies
     try:
         CONF.register_opts(strategies.strategy_opts(), group=group)
-    except Exception:  # registered by an earlier run in this process
+    except cfg.DuplicateOptError:  # an earlier run in this process
         pass
     CONF.set_override('connection', store_url, group=group)
     strategies._STORES.clear()

@@ -376,7 +376,11 @@ class ContentionRepin(_NovaAction):
         return True
 
     def revert(self):
-        pass
+        """Nothing to undo.
+
+        A re-pin leaves the instance running, on other CPUs of its own
+        host, and the next audit sees where it runs.
+        """
 
     def abort(self):
         return True

@@ -114,7 +114,7 @@ def _run_evaluate(args):
 
 
 def _add_scenarios(parser):
-    pass
+    """``contention-sim scenarios`` takes no arguments."""
 
 
 def _run_scenarios(args):

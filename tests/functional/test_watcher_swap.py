@@ -13,6 +13,7 @@ import tempfile
 import time
 
 import oslo_messaging
+from oslo_config import cfg
 import requests
 import sqlalchemy as sa
 from watcher import conf as watcher_conf
@@ -43,7 +44,7 @@ MISSES = (5 * M, 4 * M, 3 * M, 1 * M, 2 * M)
 def _register(group, opts):
     try:
         CONF.register_opts(opts, group=group)
-    except Exception:  # already registered by an earlier test
+    except cfg.DuplicateOptError:  # registered by an earlier test
         pass
 
 
