@@ -20,14 +20,11 @@ policy does not place go to the simulator's Nova-like default
 
 import argparse
 import dataclasses
-import datetime
 import logging
 import os
-import platform
 import sys
 import time
 import warnings
-from importlib import metadata
 
 import matplotlib
 matplotlib.use('Agg')
@@ -37,6 +34,7 @@ import yaml  # noqa: E402
 # Before any other Watcher module (registers its options, picks its
 # backend); bench.watcher does it, and its helpers are reused below.
 from bench import nova_weighers  # noqa: E402
+from bench import run_all  # noqa: E402
 from bench import watcher as wbench  # noqa: E402
 from contention import sim  # noqa: E402
 from contention.sim import scenario as scenario_mod  # noqa: E402
@@ -44,8 +42,6 @@ from contention.sim import scenario as scenario_mod  # noqa: E402
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 DOC_DIR = os.path.normpath(os.path.join(BENCH_DIR, os.pardir, 'doc'))
 IMAGE_DIR = os.path.join(DOC_DIR, 'images')
-VERSIONS = ('contention-aware-placement', 'nova', 'python-watcher', 'numpy',
-            'scikit-learn', 'matplotlib')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,20 +288,6 @@ def scale_sweep(sizes):
 
 # -- output --------------------------------------------------------------------
 
-def environment():
-    lines = ['- date: %s' % datetime.datetime.now(
-        datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC'),
-        '- machine: %s, %d CPUs (shared with other work while measured), '
-        'Python %s' % (platform.platform(), os.cpu_count() or 0,
-                       platform.python_version())]
-    for dist in VERSIONS:
-        try:
-            lines.append('- %s %s' % (dist, metadata.version(dist)))
-        except metadata.PackageNotFoundError:
-            lines.append('- %s: not installed' % dist)
-    return lines
-
-
 def pct(x, signed=True):
     if x is None:
         return 'n/a'
@@ -535,7 +517,7 @@ def document(results, arrivals, weigher_why, sweep, checks, command,
          'Produced by `%s` (also run by `tox -e bench` through '
          '`python -m bench.run_all evaluation`) in %.0f s. Do not edit by '
          'hand: the bench writes this file.' % (command, elapsed), '',
-         '## Environment', ''] + environment()
+         '## Environment', ''] + run_all.environment()
     d += ['', '## What runs', '',
           'Every shipped scenario (`contention-sim scenarios`) with its own '
           'seed, epochs and audit period, once per policy below, through '

@@ -30,7 +30,7 @@ AREAS = tuple(area for area in ORDER
               if os.path.exists(os.path.join(BENCH_DIR, area + '.py')))
 DOC_DIR = os.path.join(BENCH_DIR, os.pardir, 'doc')
 VERSIONS = ('contention-aware-placement', 'nova', 'python-watcher', 'numpy',
-            'scikit-learn', 'SQLAlchemy', 'oslo.messaging')
+            'scikit-learn', 'SQLAlchemy', 'oslo.messaging', 'matplotlib')
 
 
 def environment():
