@@ -68,7 +68,7 @@ class SharedSimSource(agent_source.SimSource):
         self._host = sim.state.host_index[host_name]
 
     def open(self, conf):
-        pass
+        """Nothing to open: the emulated cluster is already in memory."""
 
     def collect(self, now):
         # Skip SimSource's own measuring (dt 0 measures nothing).

@@ -665,7 +665,7 @@ class Simulator(object):
 
 
 class _Refused(Exception):
-    pass
+    """An action the emulated cluster cannot run; the message says why."""
 
 
 def run(scenario, policy, epochs=None, seed=None, placement_policy=None):

@@ -108,8 +108,9 @@ def _from_plain(cls, data):
     for name, kind, sub in fields:
         value = data[name]
         if kind == _SCALAR or value is None:
-            pass
-        elif kind == _TUPLE:
+            kwargs[name] = value     # stored as it is
+            continue
+        if kind == _TUPLE:
             value = tuple(tuple(v) if isinstance(v, list) else v
                           for v in value)
         elif kind == _TUPLE_DC:
