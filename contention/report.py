@@ -21,9 +21,11 @@ are an error, so a minor version may only add optional fields that readers of
 that version declare.
 """
 
+import copy
 import dataclasses
 import math
 import re
+import threading
 from typing import Optional
 
 from contention import schema
@@ -211,12 +213,18 @@ class HostReport:
             raise InvalidReport('report', 'expected an object, got %s'
                                 % type(data).__name__)
         _check_version(data.get('version', None))
+        topology_data = data.get('topology')
+        topology = _TOPOLOGIES.get(topology_data)
         try:
-            report = schema.load(cls, data, 'report')
+            report = schema.load(cls, data, 'report', preloaded=None if (
+                topology is None) else {'topology': topology})
         except InvalidReport:
             raise
         except schema.InvalidData as exc:
             raise InvalidReport(exc.path, exc.problem) from None
+        if topology is None:
+            _check_topology(report.topology)
+            _TOPOLOGIES.put(topology_data, report.topology)
         _check_consistency(report)
         return report
 
@@ -225,6 +233,58 @@ class HostReport:
             if record.uuid == uuid:
                 return record
         raise KeyError(uuid)
+
+
+class _TopologyMemo:
+    """Checked topologies by content, so an unchanged one is checked once.
+
+    A host sends the same topology in every report, and hosts of one
+    hardware model send the same one but for the host name; checking its
+    hundreds of CPUs and caches each time was a quarter of the
+    collector's validation work. A topology whose content (host name
+    aside) equals one already checked is that topology under the new
+    name. The comparison is of the decoded JSON itself, so it cannot
+    confuse two different topologies; the memo keeps its own deep copy,
+    so a caller changing its dict afterwards changes nothing here.
+    """
+
+    #: Distinct hardware models remembered (a cloud has a handful).
+    MAX = 64
+
+    def __init__(self):
+        self._known = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _content(data):
+        if not isinstance(data, dict) or not isinstance(
+                data.get('hostname'), str):
+            return None
+        return dict(data, hostname='')
+
+    def get(self, data):
+        content = self._content(data)
+        if content is None:
+            return None
+        for known, topology in self._known:
+            if known == content:
+                return dataclasses.replace(topology,
+                                           hostname=data['hostname'])
+        return None
+
+    def put(self, data, topology):
+        content = self._content(data)
+        if content is None:
+            return
+        entry = (copy.deepcopy(content),
+                 dataclasses.replace(topology, hostname=''))
+        with self._lock:
+            # Newest first; the list is rebuilt, never changed in place,
+            # so get() can walk it without the lock.
+            self._known = [entry] + self._known[:self.MAX - 1]
+
+
+_TOPOLOGIES = _TopologyMemo()
 
 
 def _check_version(version):
@@ -247,8 +307,8 @@ def _check_consistency(report):
     if report.interval_s <= 0 or not math.isfinite(report.interval_s):
         raise InvalidReport('report.interval_s', 'must be positive')
     topo = report.topology
-    _check_topology(topo)
     node_ids = set(topo.node_ids)
+    cpu_ids = frozenset(cpu.id for cpu in topo.cpus)
     seen = set()
     for i, record in enumerate(report.instances):
         path = 'report.instances[%d]' % i
@@ -257,11 +317,12 @@ def _check_consistency(report):
                                 'instance %s listed twice' % record.uuid)
         seen.add(record.uuid)
         for field in ('vcpu_cpus', 'cpuset'):
-            for cpu in getattr(record, field):
-                if not topo.has_cpu(cpu):
-                    raise InvalidReport('%s.%s' % (path, field),
-                                        'CPU %d is not in the topology'
-                                        % cpu)
+            cpus = getattr(record, field)
+            if cpu_ids.issuperset(cpus):
+                continue
+            cpu = next(c for c in cpus if c not in cpu_ids)
+            raise InvalidReport('%s.%s' % (path, field),
+                                'CPU %d is not in the topology' % cpu)
         if len(record.vcpu_cpus) > record.vcpus:
             raise InvalidReport(path + '.vcpu_cpus',
                                 '%d entries for %d vCPUs'

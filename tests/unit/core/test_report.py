@@ -1,11 +1,13 @@
 """HostReport v1.0: round trips, and a clear error for each bad input."""
 
 import copy
+import dataclasses
 import json
 import math
 import os
 import re
 
+import fixtures
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -345,3 +347,62 @@ class TestInconsistentTopology(base.BaseTestCase):
         self.topo['cpus'][0]['siblings'] = [0, 32]
         self.assertInvalid('report.topology.cpus[0].siblings',
                            'CPU 32 is not in the topology')
+
+
+class TestTopologyMemo(base.BaseTestCase):
+    """A topology already checked is reused, never confused or aliased."""
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatchObject(
+            report, '_TOPOLOGIES', report._TopologyMemo()))
+        self.data = _through_json(report.HostReport(
+            host='h', timestamp=1.0, interval_s=10.0,
+            topology=example_report.example_topology()).to_dict())
+
+    def _renamed(self, name):
+        data = copy.deepcopy(self.data)
+        data['host'] = data['topology']['hostname'] = name
+        return data
+
+    def test_same_hardware_under_another_name_loads_equal(self):
+        first = report.HostReport.from_dict(self.data)
+        again = report.HostReport.from_dict(self._renamed('other'))
+        self.assertEqual('other', again.topology.hostname)
+        self.assertEqual(dataclasses.replace(first.topology,
+                                             hostname='other'),
+                         again.topology)
+        self.assertEqual(again.topology.cpu(3), first.topology.cpu(3))
+
+    def test_changing_the_dict_afterwards_cannot_pass_a_bad_topology(self):
+        report.HostReport.from_dict(self.data)
+        # The caller reuses its dict: the memo must not see the change.
+        self.data['topology']['cpus'][3]['node'] = 4
+        exc = self.assertRaises(report.InvalidReport,
+                                report.HostReport.from_dict, self.data)
+        self.assertEqual('report.topology.cpus[3].node', exc.path)
+
+    def test_a_topology_that_failed_is_checked_again(self):
+        bad = copy.deepcopy(self.data)
+        bad['topology']['cpus'][5]['id'] = 4
+        for _ in range(2):
+            exc = self.assertRaises(report.InvalidReport,
+                                    report.HostReport.from_dict, bad)
+            self.assertEqual('report.topology.cpus[5].id', exc.path)
+
+    def test_a_bad_host_name_in_a_known_topology_is_still_refused(self):
+        report.HostReport.from_dict(self.data)
+        self.data['topology']['hostname'] = 7
+        exc = self.assertRaises(report.InvalidReport,
+                                report.HostReport.from_dict, self.data)
+        self.assertEqual(('report.topology.hostname',
+                          'expected a string, got 7'),
+                         (exc.path, exc.problem))
+
+    def test_bounded(self):
+        memo = report._TopologyMemo()
+        topology = example_report.example_topology()
+        for i in range(memo.MAX + 10):
+            memo.put(dict(self.data['topology'], cpu_model='m%d' % i),
+                     topology)
+        self.assertEqual(memo.MAX, len(memo._known))

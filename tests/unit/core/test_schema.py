@@ -59,6 +59,25 @@ class TestLoad(base.BaseTestCase):
         self.assertInvalid({'count': 7.5}, 'x.count',
                            'expected an integer, got 7.5')
 
+    def test_non_finite_floats_are_refused_with_or_without_a_bound(self):
+        for bad in (float('nan'), float('inf'), float('-inf')):
+            self.assertInvalid({'count': 0, 'ratio': bad}, 'x.ratio',
+                               'must be a finite number, got %r' % bad)
+        self.assertEqual(-1e308, _load({'count': 0, 'ratio': -1e308}).ratio)
+
+    def test_the_quick_path_refuses_what_the_full_one_refuses(self):
+        self.assertInvalid({'count': -1}, 'x.count', 'must be >= 0, got -1')
+        self.assertInvalid({'count': True}, 'x.count',
+                           'expected an integer, got True')
+        self.assertInvalid({'count': None}, 'x.count',
+                           'expected an integer, got None')
+        self.assertInvalid({'count': 0, 'ratio': '1'}, 'x.ratio',
+                           "expected a number, got '1'")
+        loaded = _load({'count': 2.0, 'ratio': 3})
+        self.assertEqual((2, 3.0), (loaded.count, loaded.ratio))
+        self.assertIs(int, type(loaded.count))
+        self.assertIs(float, type(loaded.ratio))
+
     def test_minimum_applies_to_tuple_items_and_dict_values(self):
         self.assertInvalid({'count': 0, 'ids': [1, -2]}, 'x.ids',
                            'must be >= 0, got -2')
