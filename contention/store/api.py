@@ -140,22 +140,56 @@ def latest_row(report, now, parts=None):
 
     ``parts`` is :func:`codec.encode_latest` of it, if already computed.
     """
-    body, summary, topology, digest = parts or codec.encode_latest(report)
+    _body, summary, _topology, digest = parts or codec.encode_latest(report)
     return {'host': report.host, 'timestamp': report.timestamp,
-            'received_at': now, 'body': body, 'summary': summary,
-            'topology': topology, 'topology_digest': digest}
+            'received_at': now, 'summary': summary,
+            'topology_digest': digest}
 
 
-def dominant_node(record, topology):
-    """The NUMA node an instance mostly runs on (vCPUs, else memory)."""
-    votes = collections.Counter(
-        topology.node_of_cpu(cpu) for cpu in record.vcpu_cpus)
-    if votes:
+def dominant_node(record, topology, node_of_cpu=None):
+    """The NUMA node an instance mostly runs on (vCPUs, else memory).
+
+    ``node_of_cpu`` ({CPU id: node} of ``topology``) saves building it
+    again for each instance of a report.
+    """
+    if node_of_cpu is None:
+        node_of_cpu = _node_of_cpu(topology)
+    nodes = [node_of_cpu[cpu] for cpu in record.vcpu_cpus]
+    if nodes:
+        first = nodes[0]
+        if nodes.count(first) == len(nodes):
+            return first
+        votes = collections.Counter(nodes)
         return min(votes, key=lambda n: (-votes[n], n))
     if record.memory_mib_per_node:
         memory = record.memory_mib_per_node
         return min(memory, key=lambda n: (-memory[n], n))
     return None
+
+
+#: instance_samples columns, in the order :func:`_sample_rows` fills them.
+_SAMPLE_COLUMNS = (
+    'report_id', 'host', 'timestamp', 'uuid', 'image_id', 'vcpus',
+    'memory_mib', 'node', 'mpki', 'mf', 'ipc', 'llc_misses_per_s',
+    'cpu_util', 'merlin_class')
+
+
+def _node_of_cpu(topology):
+    return {cpu.id: cpu.node for cpu in topology.cpus}
+
+
+def _sample_rows(report, report_id):
+    topology = report.topology
+    node_of_cpu = _node_of_cpu(topology)
+    host, ts = report.host, report.timestamp
+    rows = []
+    for rec in report.instances:
+        m = rec.metrics
+        rows.append((report_id, host, ts, rec.uuid, rec.image_id,
+                     rec.vcpus, rec.memory_mib,
+                     dominant_node(rec, topology, node_of_cpu), m.mpki, m.mf, m.ipc,
+                     m.llc_misses_per_s, m.cpu_util, rec.merlin_class))
+    return rows
 
 
 @contextlib.contextmanager
@@ -224,6 +258,9 @@ class TelemetryStore:
         self._shapes = {}
         self._topologies = {}
         self._decoded_lock = threading.Lock()
+        # Digests this object has seen committed to ``topologies`` (which
+        # retention never prunes), so each is sent to the database once.
+        self._stored_digests = set()
 
     # -- schema ---------------------------------------------------------
 
@@ -300,6 +337,11 @@ class TelemetryStore:
                 promoted |= dialects.upsert_newer(
                     conn, models.latest_reports,
                     latest_rows[start:start + _CHUNK])
+            topologies = {parts[key][3]: parts[key][2] for key in unique}
+            fresh_digests = sorted(set(topologies) - self._stored_digests)
+            dialects.insert_missing(conn, models.topologies, [
+                {'digest': d, 'topology': topologies[d]}
+                for d in fresh_digests], 'digest')
             self._update_profiles(conn, new, now)
             accepted = sum(1 for r in newest.values() if r.host in promoted)
             result = IngestResult(accepted=accepted,
@@ -310,26 +352,15 @@ class TelemetryStore:
             for reason, n in (rejections or {}).items():
                 counts['rejected:%s' % reason] = n
             dialects.add_to_counters(conn, models.ingestion_counters, counts)
+        self._stored_digests.update(fresh_digests)
         return result
 
     def _insert_samples(self, conn, reports, ids):
         rows = []
         for report in reports:
-            report_id = ids[(report.host, report.timestamp)]
-            for rec in report.instances:
-                m = rec.metrics
-                rows.append({
-                    'report_id': report_id, 'host': report.host,
-                    'timestamp': report.timestamp, 'uuid': rec.uuid,
-                    'image_id': rec.image_id, 'vcpus': rec.vcpus,
-                    'memory_mib': rec.memory_mib,
-                    'node': dominant_node(rec, report.topology),
-                    'mpki': m.mpki, 'mf': m.mf, 'ipc': m.ipc,
-                    'llc_misses_per_s': m.llc_misses_per_s,
-                    'cpu_util': m.cpu_util,
-                    'merlin_class': rec.merlin_class})
-        if rows:
-            dialects.insert_rows(conn, models.instance_samples, rows)
+            rows += _sample_rows(report, ids[(report.host, report.timestamp)])
+        dialects.insert_rows(conn, models.instance_samples, _SAMPLE_COLUMNS,
+                             rows)
 
     def _update_profiles(self, conn, reports, now):
         by_image = collections.defaultdict(list)
@@ -440,11 +471,13 @@ class TelemetryStore:
                 known = {h: cache.get(h) for h in stamps}
             stale = sorted(h for h, ts in stamps.items()
                            if known[h] is None or known[h][0] != ts)
+            # Most of a big table: one pass over it beats IN lists.
+            whole = hosts is None and 2 * len(stale) > len(stamps) > _CHUNK
             with _no_gc():
                 if with_instances:
-                    fresh = self._fetch_reports(conn, stale)
+                    fresh = self._fetch_reports(conn, stale, whole=whole)
                 else:
-                    fresh = self._fetch_summaries(conn, stale)
+                    fresh = self._fetch_summaries(conn, stale, whole=whole)
         with self._decoded_lock:
             cache.update(fresh)
         result = {}
@@ -453,52 +486,66 @@ class TelemetryStore:
             result[host] = entry[1]
         return result
 
-    def _fetch_reports(self, conn, hosts, strip=False):
-        """{host: (timestamp, HostReport)} decoded from the whole body."""
-        latest = models.latest_reports
-        fresh = {}
+    @staticmethod
+    def _latest_rows(conn, query, hosts, whole=False):
+        """The rows of ``query`` (on ``latest_reports``) for ``hosts``.
+
+        ``whole``: read the whole table once and keep the hosts asked
+        for, rather than asking for them in chunks of IN (...).
+        """
+        if whole:
+            wanted = set(hosts)
+            return [row for row in conn.execute(query) if row[0] in wanted]
+        rows = []
         for start in range(0, len(hosts), _CHUNK):
-            rows = conn.execute(sa.select(
-                latest.c.host, latest.c.timestamp, latest.c.body).where(
-                latest.c.host.in_(hosts[start:start + _CHUNK])))
-            for host, ts, body in rows:
-                report = codec.decode(body)
-                if strip:
-                    report = dataclasses.replace(report, instances=())
-                # Keyed by the row's timestamp, which the next call's
-                # first query compares with.
-                fresh[host] = (ts, report)
+            rows += conn.execute(query.where(models.latest_reports.c.host.in_(
+                hosts[start:start + _CHUNK]))).all()
+        return rows
+
+    def _fetch_reports(self, conn, hosts, strip=False, whole=False):
+        """{host: (timestamp, HostReport)} decoded from the whole body."""
+        latest, r = models.latest_reports, models.reports
+        joined = latest.join(r, sa.and_(r.c.host == latest.c.host,
+                                        r.c.timestamp == latest.c.timestamp))
+        query = sa.select(latest.c.host, latest.c.timestamp,
+                          r.c.body).select_from(joined)
+        fresh = {}
+        for host, ts, body in self._latest_rows(conn, query, hosts, whole):
+            report = codec.decode(body)
+            if strip:
+                report = dataclasses.replace(report, instances=())
+            # Keyed by the row's timestamp, which the next call's first
+            # query compares with.
+            fresh[host] = (ts, report)
         return fresh
 
-    def _fetch_summaries(self, conn, hosts):
+    def _fetch_summaries(self, conn, hosts, whole=False):
         """{host: (timestamp, HostReport without instances)}.
 
         One topology is decoded per digest (a hardware model), and each
         host's renamed copy is kept until its digest changes. A row written
-        before the summary columns existed, or whose topology changed
-        between the queries, is decoded from its whole body instead.
+        before the summary columns existed, or whose topology text is
+        missing, is decoded from its whole history row instead.
         """
         latest = models.latest_reports
-        rows, legacy, unknown = {}, [], {}
-        for start in range(0, len(hosts), _CHUNK):
-            for host, ts, summary, digest in conn.execute(sa.select(
-                    latest.c.host, latest.c.timestamp, latest.c.summary,
-                    latest.c.topology_digest).where(
-                    latest.c.host.in_(hosts[start:start + _CHUNK]))):
-                if summary is None:
-                    legacy.append(host)
-                    continue
-                rows[host] = (ts, summary, digest)
-                if digest not in self._shapes:
-                    unknown.setdefault(digest, host)
-        # One host per unknown digest is enough.
-        wanted = sorted(unknown.values())
+        rows, legacy, unknown = {}, [], set()
+        query = sa.select(latest.c.host, latest.c.timestamp,
+                          latest.c.summary, latest.c.topology_digest)
+        for host, ts, summary, digest in self._latest_rows(conn, query, hosts,
+                                                           whole):
+            if summary is None:
+                legacy.append(host)
+                continue
+            rows[host] = (ts, summary, digest)
+            if digest not in self._shapes:
+                unknown.add(digest)
+        wanted = sorted(unknown)
+        topologies = models.topologies
         for start in range(0, len(wanted), _CHUNK):
-            for text, digest in conn.execute(sa.select(
-                    latest.c.topology, latest.c.topology_digest).where(
-                    latest.c.host.in_(wanted[start:start + _CHUNK]))):
-                if digest in unknown and text is not None:
-                    self._shapes[digest] = codec.decode_topology(text)
+            for digest, text in conn.execute(sa.select(
+                    topologies.c.digest, topologies.c.topology).where(
+                    topologies.c.digest.in_(wanted[start:start + _CHUNK]))):
+                self._shapes[digest] = codec.decode_topology(text)
         fresh = {}
         for host, (ts, summary, digest) in rows.items():
             shape = self._shapes.get(digest)

@@ -17,44 +17,57 @@ from sqlalchemy.dialects import sqlite
 _ON_CONFLICT = {'postgresql': postgresql.insert, 'sqlite': sqlite.insert}
 
 
-def insert_rows(conn, table, rows):
-    """Plain INSERT of many rows; COPY on PostgreSQL with psycopg2.
+def insert_rows(conn, table, names, rows):
+    """Plain INSERT of many rows (tuples in the order of ``names``).
 
-    The instance samples are most of what the collector writes (40 rows
-    per report of a busy host); PostgreSQL takes them several times faster
-    through COPY than through multi-row INSERT statements, in the same
-    transaction.
+    On PostgreSQL with psycopg2 the rows go through COPY: the instance
+    samples are most of what the collector writes (40 rows per report of a
+    busy host), and PostgreSQL takes them several times faster through
+    COPY than through multi-row INSERT statements, in the same
+    transaction. The COPY text is built a column at a time, each column
+    with the one conversion its type needs.
     """
     if not rows:
         return
     if (conn.dialect.name != 'postgresql'
             or conn.dialect.driver != 'psycopg2'):
-        conn.execute(sa.insert(table), rows)
+        conn.execute(sa.insert(table), [dict(zip(names, row))
+                                        for row in rows])
         return
-    names = list(rows[0])
-    text = ''.join(','.join(_csv(row[n]) for n in names) + '\n'
-                   for row in rows)
+    columns = [_copy_column(table.c[name], values)
+               for name, values in zip(names, zip(*rows))]
+    text = '\n'.join(map('\t'.join, zip(*columns))) + '\n'
     cursor = conn.connection.driver_connection.cursor()
     try:
-        cursor.copy_expert('COPY %s (%s) FROM STDIN WITH (FORMAT csv)' % (
+        cursor.copy_expert('COPY %s (%s) FROM STDIN' % (
             table.name, ', '.join(names)), io.StringIO(text))
     finally:
         cursor.close()
 
 
-def _csv(value):
-    """One CSV field as COPY reads it.
+#: COPY's text format: tab-separated, NULL is \N, and backslash, tab,
+#: newline and carriage return inside a value are backslash escapes.
+_COPY_NULL = '\\N'
+_COPY_ESCAPES = str.maketrans({'\\': '\\\\', '\t': '\\t', '\n': '\\n',
+                               '\r': '\\r'})
 
-    None is an unquoted empty field (COPY's NULL); text is always quoted,
-    so an empty string stays a string.
-    """
-    if value is None:
-        return ''
-    if isinstance(value, str):
-        return '"%s"' % value.replace('"', '""')
-    if isinstance(value, bool):
-        return 'true' if value else 'false'
-    return repr(value)
+
+def _copy_text(value):
+    if '\\' in value or not value.isprintable():
+        return value.translate(_COPY_ESCAPES)
+    return value
+
+
+def _copy_column(column, values):
+    """One column's values as COPY text fields."""
+    kind = column.type.python_type
+    if kind is str:
+        return [_COPY_NULL if v is None else _copy_text(v) for v in values]
+    if kind is bool:
+        return [_COPY_NULL if v is None else ('t' if v else 'f')
+                for v in values]
+    # repr is the shortest text that reads back as the same float.
+    return [_COPY_NULL if v is None else repr(v) for v in values]
 
 
 def has_returning(conn):
@@ -80,6 +93,18 @@ def insert_new_reports(conn, table, rows):
             inserted[(row['host'], row['timestamp'])] = (
                 result.inserted_primary_key[0])
     return inserted
+
+
+def insert_missing(conn, table, rows, key):
+    """Insert the rows whose primary key ``key`` is not stored yet."""
+    if not rows:
+        return
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        conn.execute(_ON_CONFLICT[name](table).values(
+            rows).on_conflict_do_nothing(index_elements=[key]))
+    else:
+        conn.execute(mysql.insert(table).prefix_with('IGNORE').values(rows))
 
 
 def upsert_newer(conn, table, rows):

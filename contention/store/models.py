@@ -6,11 +6,14 @@ unit test compares the two so they cannot drift.
 * ``reports``: the bounded history, one row per (host, timestamp); the
   unique constraint is what makes ingestion idempotent, also between two
   collectors writing at once.
-* ``latest_reports``: one row per host, the newest report, replaced only by
-  a newer one (a conditional upsert, so the database decides, not a lock).
-  Beside the whole report (``body``) it holds the report without its
-  instances (``summary``) and its topology with a digest, which is all
-  the node-level read (the Nova weigher's) decodes.
+* ``latest_reports``: one row per host, naming its newest report (the
+  ``reports`` row with the same host and timestamp), replaced only by a
+  newer one (a conditional upsert, so the database decides, not a lock).
+  It holds the report without its instances (``summary``) and the digest
+  of its topology, which is all the node-level read (the Nova weigher's)
+  decodes.
+* ``topologies``: each distinct topology text (host name blanked) once,
+  by digest: hosts of one hardware model share one row.
 * ``instance_samples``: one row per instance per stored report, the
   normalised columns that history queries and training filter on.
 * ``image_profiles``: exponentially weighted means per Glance image.
@@ -48,11 +51,15 @@ latest_reports = sa.Table(
     sa.Column('host', sa.String(HOST_LEN), primary_key=True),
     sa.Column('timestamp', sa.Double(), nullable=False),
     sa.Column('received_at', sa.Double(), nullable=False),
-    sa.Column('body', Body, nullable=False),
-    # Added by revision 0002; NULL in rows written before it.
+    # NULL in rows written before revision 0002.
     sa.Column('summary', sa.Text(), nullable=True),
-    sa.Column('topology', sa.Text(), nullable=True),
     sa.Column('topology_digest', sa.String(64), nullable=True),
+)
+
+topologies = sa.Table(
+    'topologies', metadata,
+    sa.Column('digest', sa.String(64), primary_key=True),
+    sa.Column('topology', sa.Text(), nullable=False),
 )
 
 instance_samples = sa.Table(

@@ -23,7 +23,7 @@ class TestMigrations(base.BaseTestCase):
 
     def test_upgrade_from_empty_matches_models(self):
         self.store.upgrade()
-        self.assertEqual('0002', self.store.schema_revision())
+        self.assertEqual('0003', self.store.schema_revision())
         with self.store.engine.connect() as conn:
             context = migration.MigrationContext.configure(conn)
             diff = autogenerate.compare_metadata(context, models.metadata)
@@ -32,7 +32,7 @@ class TestMigrations(base.BaseTestCase):
     def test_upgrade_twice_is_harmless(self):
         self.store.upgrade()
         self.store.upgrade()
-        self.assertEqual('0002', self.store.schema_revision())
+        self.assertEqual('0003', self.store.schema_revision())
 
     def test_downgrade_to_empty(self):
         self.store.upgrade()
@@ -60,3 +60,42 @@ class TestMigrations(base.BaseTestCase):
         self.store.ingest([reports.host_report('a', 110)])
         self.assertEqual(110.0, self.store.latest_reports(
             with_instances=False)['a'].timestamp)
+
+    def test_0003_keeps_latest_reports_and_shares_topologies(self):
+        self.store.upgrade('0002')
+        a = reports.host_report('a', 100, [reports.instance('u1')])
+        b = reports.host_report('b', 90)
+        with self.store.engine.begin() as conn:
+            for rep, in_history in ((a, True), (b, False)):
+                body, summary, topology, digest = codec.encode_latest(rep)
+                if in_history:
+                    conn.execute(sa.text(
+                        'INSERT INTO reports (host, timestamp, received_at, '
+                        'body) VALUES (:h, :t, :t, :b)'), dict(
+                            h=rep.host, t=rep.timestamp, b=body))
+                conn.execute(sa.text(
+                    'INSERT INTO latest_reports (host, timestamp, '
+                    'received_at, body, summary, topology, topology_digest) '
+                    'VALUES (:h, :t, :t, :b, :s, :x, :d)'), dict(
+                        h=rep.host, t=rep.timestamp, b=body, s=summary,
+                        x=topology, d=digest))
+        self.store.upgrade()
+        self.assertEqual({'a': a, 'b': b}, self.store.latest_reports())
+        with self.store.engine.connect() as conn:
+            self.assertEqual(1, conn.execute(sa.text(
+                'SELECT COUNT(*) FROM topologies')).scalar())
+            self.assertEqual(2, conn.execute(sa.text(
+                'SELECT COUNT(*) FROM reports')).scalar())
+        fresh = open_store('sqlite://')
+        fresh.engine = self.store.engine
+        light = fresh.latest_reports(with_instances=False)
+        self.assertEqual('b', light['b'].topology.hostname)
+        self.assertEqual((), light['a'].instances)
+
+        self.store.downgrade('0002')
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(sa.text(
+                'SELECT host, body, topology FROM latest_reports '
+                'ORDER BY host')).all()
+        self.assertEqual(a, codec.decode(rows[0].body))
+        self.assertEqual(codec.encode_latest(b)[2], rows[1].topology)

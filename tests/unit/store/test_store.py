@@ -6,6 +6,7 @@ import os
 import tempfile
 import threading
 
+import fixtures
 import hypothesis
 from oslotest import base
 import sqlalchemy as sa
@@ -348,6 +349,36 @@ class TestNodeLevelView(StoreTestCase):
             light[h].topology.hostname for h in 'abc'])
         self.assertEqual(dataclasses.replace(odd, instances=()), light['c'])
 
+    def test_a_read_of_most_hosts_takes_one_pass_and_gives_the_same(self):
+        self.useFixture(fixtures.MockPatch(
+            'contention.store.api._CHUNK', 2))
+        self.store.ingest([reports.host_report(h, 100, [
+            reports.instance('u-' + h)]) for h in 'abcdef'])
+        passes = []
+        real = api.TelemetryStore._latest_rows
+
+        def spy(conn, query, hosts, whole=False):
+            if hosts:
+                passes.append(whole)
+            return real(conn, query, hosts, whole)
+        self.useFixture(fixtures.MockPatchObject(
+            api.TelemetryStore, '_latest_rows', staticmethod(spy)))
+        for with_instances in (True, False):
+            fresh = open_store('sqlite://')
+            fresh.engine = self.store.engine
+            whole = fresh.latest_reports(with_instances=with_instances)
+            few = open_store('sqlite://')
+            few.engine = self.store.engine
+            self.assertEqual(whole, few.latest_reports(
+                hosts=list('abcdef'), with_instances=with_instances))
+            self.assertEqual(set('abcdef'), set(whole))
+        self.assertEqual([True, False, True, False], passes)
+        # One host new since: back to asking for it by name.
+        self.store.ingest([reports.host_report('a', 110)])
+        self.assertEqual(110.0, fresh.latest_reports(
+            with_instances=False)['a'].timestamp)
+        self.assertEqual(False, passes[-1])
+
     def test_filters_and_cached_reader(self):
         self.store.ingest([reports.host_report('a', 100, [
             reports.instance('u1')]), reports.host_report('b', 10)])
@@ -361,9 +392,11 @@ class TestNodeLevelView(StoreTestCase):
     def test_rows_from_before_the_summary_columns(self):
         rep = reports.host_report('old', 100, [reports.instance('u1')])
         with self.store.engine.begin() as conn:
-            conn.execute(sa.insert(models.latest_reports).values(
+            conn.execute(sa.insert(models.reports).values(
                 host='old', timestamp=100.0, received_at=100.0,
                 body=codec.encode(rep)))
+            conn.execute(sa.insert(models.latest_reports).values(
+                host='old', timestamp=100.0, received_at=100.0))
         self.assertEqual({'old': dataclasses.replace(rep, instances=())},
                          self.store.latest_reports(with_instances=False))
 
