@@ -63,6 +63,12 @@ REASONS = {
                       'than CPUs',
     'repercussion': 'a co-runner moved to a worse Merlin state after a '
                     'previous move; its unit is arbitrated first',
+    'no_predicted_gain': 'the move would not lower the predicted '
+                         'contention (co-runners\' LLC misses weighted by '
+                         'each instance\'s Memory Factor) by more than it '
+                         'costs',
+    'numa_remote': 'the instance\'s memory is on another socket than its '
+                   'vCPUs and no repair fits or repays its cost',
 }
 
 
@@ -86,6 +92,11 @@ class SwapParameters:
     turns its DRAM traffic into remote traffic over the interconnect, which
     costs it more than the LLC contention the re-pin removes (the reason
     Ahn et al. add the NUMA-aware scheduler, section 4).
+    ``numa_repair`` runs :func:`numa_repair` first: an instance whose
+    memory is mostly on another socket than its vCPUs gets the cheaper of
+    a vCPU re-pin to its memory's socket or a move of its memory to its
+    vCPUs' node (Ahn et al.'s "local NUMA-aware scheduling", sections 3
+    and 4.2).
     """
 
     threshold: float = 5e6
@@ -96,6 +107,7 @@ class SwapParameters:
     migration_cost_per_gib: float = 2.5e5
     local_phase: bool = True
     local_memory_mf: float = classify.Thresholds().mf_low
+    numa_repair: bool = True
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -166,6 +178,34 @@ def _contribute(loads, enabled, inst, sign):
             loads[(host.name, sock.id)] += share
 
 
+def sensitivity(instance):
+    """How much an instance suffers from its co-runners' LLC misses.
+
+    Merlin's Memory Factor (section 3.2: the share of its cache accesses
+    that miss the LLC and reach memory, so compete for the LLC, the memory
+    controller and the interconnect); an unknown MF counts as 1, the
+    cautious value, as in :func:`arbitration.preference_key`.
+    """
+    return 1.0 if instance.mf is None else max(0.0, instance.mf)
+
+
+def pressure(instances):
+    """Predicted contention among instances sharing one socket.
+
+    Sum over each instance of its sensitivity (:func:`sensitivity`) times
+    the LLC misses/s of its co-runners: Zhuravlev et al.'s pain model
+    (sensitivity x intensity, Ahn et al.'s reference [9], the source of
+    their dealing method) with Merlin's MF as the sensitivity. Ahn et
+    al.'s even spread of misses ignores who suffers from them; this is
+    what lets a move be judged by whom it hurts (Merlin section 3.4,
+    "the least hurt to all applications affected"). In LLC misses/s, the
+    unit of the migration cost.
+    """
+    instances = [i for i in instances if i.llc_misses_per_s is not None]
+    load = sum(misses(i) for i in instances)
+    return sum(sensitivity(i) * (load - misses(i)) for i in instances)
+
+
 def _replace(inst, **changes):
     """dataclasses.replace for InstanceView, without its per-call cost.
 
@@ -192,6 +232,9 @@ class _State:
         self.used = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         self.cell_used = collections.defaultdict(lambda: [0.0, 0.0])
         self.load = collections.defaultdict(float)
+        #: Per (host, socket of the vCPUs): [sum of LLC misses/s, sum of
+        #: Memory Factors, sum of MF x misses], for :meth:`pressure`.
+        self.sock_stats = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         #: Instances moved (or trial-moved) since the view was taken.
         self.moved = set()
         for inst in view.instances:
@@ -214,6 +257,27 @@ class _State:
         if mem_socket is not None:
             self.cell_used[(inst.host, mem_socket)][1] += inst.memory_mib
         self.load[self.key(inst)] += misses(inst)
+        self._stats(inst, 1.0)
+
+    def _stats(self, inst, sign):
+        if inst.socket is None or inst.llc_misses_per_s is None:
+            return
+        stats = self.sock_stats[(inst.host, inst.socket)]
+        sens = sensitivity(inst)
+        stats[0] += sign * misses(inst)
+        stats[1] += sign * sens
+        stats[2] += sign * sens * misses(inst)
+
+    def pressure(self, keys):
+        """Predicted contention on the (host, socket) ``keys`` now.
+
+        See :func:`pressure`; computed from running sums.
+        """
+        total = 0.0
+        for key in set(keys):
+            load, sens, both = self.sock_stats.get(key, (0.0, 0.0, 0.0))
+            total += load * sens - both
+        return total
 
     def _remove(self, inst):
         del self.on_host[inst.host][inst.uuid]
@@ -227,6 +291,7 @@ class _State:
         if mem_socket is not None:
             self.cell_used[(inst.host, mem_socket)][1] -= inst.memory_mib
         self.load[self.key(inst)] -= misses(inst)
+        self._stats(inst, -1.0)
 
     def _memory_socket(self, inst):
         """The socket holding ``inst``'s memory.
@@ -445,6 +510,29 @@ def _oversubscribes(state, legs):
             state.restore(inst)
 
 
+def _pressure_gain(state, legs):
+    """Predicted contention removed by running ``legs`` (may be < 0).
+
+    :func:`pressure` over the sockets the legs leave and reach, before and
+    after, on the state's indexes (the legs are undone before returning).
+    """
+    keys = set()
+    for leg in legs:
+        inst = state.inst[leg.instance]
+        keys.add((inst.host, inst.socket))
+        keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
+                  else leg.host, leg.dest_socket))
+    before = state.pressure(keys)
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        return before - state.pressure(keys)
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+
+
 def _leg(inst, host, socket):
     if inst.host == host:
         return cluster.Repin(inst.uuid, host, socket, move_memory=True)
@@ -479,6 +567,19 @@ def _movable(state, inst, params, skipped, seen):
     return False
 
 
+def _alike(a, b):
+    """Whether two instances run the same image in the same flavor.
+
+    Swapping them leaves every unit with the same mix of workloads, so
+    it cannot gain anything, whatever their counters say this period
+    (a Memory Factor measured beside a heavy co-runner is higher than the
+    same workload's elsewhere); it only costs.
+    """
+    return (a.image_id is not None and a.image_id == b.image_id
+            and a.flavor == b.flavor and a.vcpus == b.vcpus
+            and a.memory_mib == b.memory_mib)
+
+
 def _candidates(state, src, dst, params, skipped, seen, reasons):
     """Feasible candidates for one step from ``src`` to ``dst``."""
     outs = [i for i in state.instances_in(src)
@@ -500,6 +601,9 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
     exact = state.unit == SOCKET
     feasible = []
     for out, back in pairs:
+        if back is not None and _alike(out, back):
+            reasons['no_gain'] += 1
+            continue
         delta = misses(out) - (misses(back) if back is not None else 0.0)
         reduction = diff - abs(diff - 2 * delta)
         if reduction <= 0:
@@ -508,8 +612,9 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
         moved = (out,) if back is None else (out, back)
         cost = arbitration.migration_cost(moved,
                                           params.migration_cost_per_gib)
-        if state.unit == SOCKET and src[0] == dst[0]:
-            cost = 0.0  # a re-pin within the host: no live migration
+        # Between two sockets of one host the instances move by re-pins
+        # that take their memory along: no live migration, but the same
+        # memory is copied, priced as the local phase prices it.
         if reduction < cost:
             reasons['not_worth_it'] += 1
             continue
@@ -520,6 +625,12 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
             continue
         if _oversubscribes(state, legs):
             reasons['cpu_oversubscribed'] += 1
+            continue
+        # Ahn et al. balance misses whoever suffers from them; Merlin
+        # (section 3.4) takes a move only if it helps more than it hurts.
+        # A move must lower the predicted contention by more than it costs.
+        if _pressure_gain(state, legs) <= cost:
+            reasons['no_predicted_gain'] += 1
             continue
         feasible.append((cand, legs))
     return feasible
@@ -683,6 +794,157 @@ def _memory_follows(inst, params):
     return inst.mf is None or inst.mf >= params.local_memory_mf
 
 
+def _remote(state, inst):
+    """(socket holding most of ``inst``'s memory, remote fraction).
+
+    (None, 0.0) when the memory is on the socket of its vCPUs or either is
+    unknown. The fraction is the report's ``remote_memory_ratio`` when it
+    has one, else all of it (the view only says where most of it is).
+    """
+    if inst.socket is None:
+        return None, 0.0
+    mem_socket = state._memory_socket(inst)
+    if mem_socket is None or mem_socket == inst.socket:
+        return None, 0.0
+    ratio = inst.remote_memory_ratio
+    return mem_socket, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
+
+
+def _socket_cpus(state, host_name, socket):
+    host = state.hosts[host_name]
+    return next((s.cpus for s in host.sockets if s.id == socket), 0)
+
+
+def _try_repair(state, moves):
+    """Net predicted gain and cost of ``moves``, or None if one does not fit.
+
+    ``moves`` are (instance, socket, move_memory, remote fraction) on one
+    host. The gain is the remote memory accesses removed (each instance's
+    LLC misses/s times its remote fraction: the misses go to DRAM, and
+    to the other socket's) plus the change in :func:`pressure` on the
+    sockets involved; the cost is the memory moved, priced as the local
+    phase prices it. A socket may not end with more vCPUs than CPUs
+    unless it already had them (and then not more), as in
+    :func:`local_phase`. The state is left as it was.
+    """
+    host = moves[0][0].host
+    keys = set()
+    for inst, socket, _mem, _ratio in moves:
+        keys.update({(host, inst.socket), (host, socket)})
+    vcpus_before = {k: state.cell_used[k][0] for k in keys}
+    before = state.pressure(keys)
+    originals = [state.inst[m[0].uuid] for m in moves]
+    gain = moved_mib = 0.0
+    try:
+        for inst, socket, move_memory, ratio in moves:
+            state.move(inst.uuid, host, socket, move_memory=move_memory)
+            gain += misses(inst) * ratio
+            if move_memory:
+                moved_mib += inst.memory_mib * ratio
+        for key in keys:
+            cpus = _socket_cpus(state, *key)
+            if state.cell_used[key][0] > max(cpus, vcpus_before[key]):
+                return None
+            if state.cell_free(host, key[1], False)[1] < 0:
+                return None
+        gain += before - state.pressure(keys)
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+    return gain, moved_mib
+
+
+def numa_repair(state, params, skipped, memory_following_only=False):
+    """Repair NUMA affinity host by host; Repin actions, applied to state.
+
+    Ahn et al. section 2.1: "If an application is running on a socket
+    different from the socket in which its memory pages reside, the cost
+    of LLC misses will increase due to the NUMA effect", and their W-W
+    worst case (section 2.2) leaves every VM's memory on the remote
+    socket; their NUMA-aware scheduler (section 3, Algorithm 2) keeps
+    affinity only for the VMs it swaps, and they name "local NUMA-aware
+    scheduling" within a node, by page migration, as the way to repair it
+    without live migrations (sections 3 and 4.2). For each instance whose
+    memory is mostly on another socket than its vCPUs (most LLC misses
+    first), the cheapest fix that fits and gains more than it costs, in
+    Merlin's cost order (section 3.3: a local vCPU move before a memory
+    migration):
+
+    1. re-pin its vCPUs to its memory's socket (no memory moves), if that
+       socket has CPUs for them;
+    2. else exchange sockets with an instance there whose memory is on
+       this one (both become local, the vCPU counts stay);
+    3. else move its memory to its vCPUs' node (libvirt numatune, the
+       kernel migrates the pages), if the node has room and the remote
+       accesses removed (its LLC misses/s x remote fraction) exceed the
+       memory's cost (``migration_cost_per_gib``).
+
+    With ``memory_following_only`` only instances whose memory a local
+    re-pin would take along (:func:`_memory_follows`) are repaired: the
+    cache-aware local phase leaves the others' memory behind on purpose.
+    Instances moved within ``cooldown_s``, without telemetry, or with a
+    NUMA topology or dedicated CPUs (Nova binds their memory) are left.
+    """
+    actions = []
+    for host in state.view.hosts:
+        if not host.enabled or len(host.sockets) < 2:
+            continue
+        remote = []
+        for inst in state.on_host[host.name].values():
+            mem_socket, ratio = _remote(state, inst)
+            if (mem_socket is None or not inst.movable
+                    or inst.llc_misses_per_s is None or _numa_bound(inst)
+                    or arbitration.in_cooldown(inst, state.now,
+                                               params.cooldown_s)
+                    or (memory_following_only
+                        and not _memory_follows(inst, params))):
+                continue
+            remote.append((inst, mem_socket, ratio))
+        remote.sort(key=lambda r: (-misses(r[0]) * r[2], r[0].uuid))
+        done = set()
+        for inst, mem_socket, ratio in remote:
+            if inst.uuid in done:
+                continue
+            options = []
+            flip = [(inst, mem_socket, False, ratio)]
+            options.append(flip)
+            for other, other_socket, other_ratio in remote:
+                if (other.uuid not in done and other.uuid != inst.uuid
+                        and other.socket == mem_socket
+                        and other_socket == inst.socket):
+                    options.append(flip + [(other, inst.socket, False,
+                                            other_ratio)])
+            options.append([(inst, inst.socket, True, ratio)])
+            best = None
+            for moves in options:
+                tried = _try_repair(state, moves)
+                if tried is None:
+                    continue
+                gain, mib = tried
+                cost = mib / 1024.0 * params.migration_cost_per_gib
+                if gain <= cost:
+                    continue
+                key = (cost, -(gain - cost))
+                if best is None or key < best[0]:
+                    best = (key, moves)
+            if best is None:
+                skipped.append(cluster.Skipped(
+                    inst.uuid, 'numa_remote: %.0f %% of its memory is on '
+                    'socket %s, its vCPUs on socket %s; no re-pin fits and '
+                    'moving %.0f MiB costs more than the %.3g remote '
+                    'accesses/s it removes' % (
+                        100 * ratio, mem_socket, inst.socket,
+                        inst.memory_mib * ratio, misses(inst) * ratio)))
+                continue
+            for moved, socket, move_memory, _ratio in best[1]:
+                done.add(moved.uuid)
+                action = cluster.Repin(moved.uuid, host.name, socket,
+                                       move_memory=move_memory)
+                state.apply(action)
+                actions.append(action)
+    return actions
+
+
 def local_phase(view, params, skipped=None):
     """Ahn's local phase (Algorithm 1 step 1): Repin actions per host."""
     skipped = [] if skipped is None else skipped
@@ -732,6 +994,13 @@ def local_phase(view, params, skipped=None):
                     for s in socket_ids:
                         result[s] += misses(inst) / len(socket_ids)
             return result
+
+        def contention(where):
+            groups = collections.defaultdict(list)
+            for inst in fixed + free:
+                groups[where(inst)].append(inst)
+            return sum(pressure(g) for s, g in groups.items()
+                       if s is not None)
         before = loads(lambda i: i.socket)
         after = loads(lambda i: target.get(i.uuid, i.socket))
         reduction = ((max(before.values()) - min(before.values()))
@@ -754,6 +1023,18 @@ def local_phase(view, params, skipped=None):
                 host.name, 'not_worth_it: re-dealing reduces the sockets\' '
                 'difference by %.3g misses/s but moves memory costing %.3g'
                 % (reduction, cost)))
+            continue
+        # Even misses are not less contention when the sensitive instances
+        # end up beside the heavy ones (Merlin section 3.4): the re-deal
+        # must lower the predicted contention by more than it costs.
+        gain = (contention(lambda i: i.socket)
+                - contention(lambda i: target.get(i.uuid, i.socket)))
+        if gain <= cost:
+            skipped.append(cluster.Skipped(
+                host.name, 'no_predicted_gain: re-dealing evens the '
+                'sockets\' misses but changes the predicted contention by '
+                '%.3g misses/s, not more than its cost %.3g'
+                % (-gain, cost)))
             continue
         # A socket may not end with more vCPUs than CPUs unless it already
         # had them (and then not more): time-sharing CPUs slows every
@@ -822,17 +1103,31 @@ def cache_aware(view, params=SwapParameters(), hurt=()):
     skipped = []
     actions = []
     state = _State(view, HOST)
+    if params.numa_repair:
+        actions = numa_repair(state, params, skipped,
+                              memory_following_only=True)
     if params.local_phase:
-        actions, skipped = local_phase(view, params, skipped)
-        for action in actions:
+        local, skipped = local_phase(
+            state.final_view() if actions else view, params, skipped)
+        for action in local:
             state.apply(action)
+        actions += local
     swaps, skipped, state, reason = global_phase(view, params, HOST, hurt,
                                                  skipped, state=state)
     return _plan(view, actions + swaps, skipped, state, reason)
 
 
 def numa_aware(view, params=SwapParameters(), hurt=()):
-    """Algorithm 2: up to max_swaps socket swaps, VMs with their memory."""
+    """Algorithm 2: NUMA repair, then up to max_swaps socket swaps.
+
+    The swaps move VMs with their memory; the repair (:func:`numa_repair`)
+    is the local NUMA-aware step Ahn et al. propose in sections 3 and 4.2.
+    """
+    skipped = []
+    state = _State(view, SOCKET)
+    repairs = (numa_repair(state, params, skipped)
+               if params.numa_repair else [])
     actions, skipped, state, reason = global_phase(view, params, SOCKET,
-                                                   hurt)
-    return _plan(view, actions, skipped, state, reason)
+                                                   hurt, skipped,
+                                                   state=state)
+    return _plan(view, repairs + actions, skipped, state, reason)

@@ -14,6 +14,15 @@ from contention import policy
 from contention import swap
 
 
+def _bool(value):
+    """A flag given as a bool or as ``--policy-arg`` text."""
+    if isinstance(value, str):
+        if value.lower() not in ('true', 'false', '1', '0', 'yes', 'no'):
+            raise ValueError('expected true or false, not %r' % value)
+        return value.lower() in ('true', '1', 'yes')
+    return bool(value)
+
+
 class _SwapPolicy(policy.Policy):
     """Shared parameters and the repercussion memory."""
 
@@ -23,14 +32,16 @@ class _SwapPolicy(policy.Policy):
                  victim_selection=arbitration.SENSITIVITY_COST,
                  cooldown=3600.0, tolerance=0.1,
                  migration_cost_per_gib=2.5e5, local_phase=True,
-                 local_memory_mf=swap.SwapParameters.local_memory_mf):
+                 local_memory_mf=swap.SwapParameters.local_memory_mf,
+                 numa_repair=True):
         self.params = swap.SwapParameters(
             threshold=float(threshold), max_swaps=int(max_swaps),
             victim_selection=victim_selection, cooldown_s=float(cooldown),
             tolerance=float(tolerance),
             migration_cost_per_gib=float(migration_cost_per_gib),
             local_phase=bool(local_phase),
-            local_memory_mf=float(local_memory_mf))
+            local_memory_mf=float(local_memory_mf),
+            numa_repair=_bool(numa_repair))
         self._moves = ()
         self._classes_before = {}
 
@@ -42,7 +53,8 @@ class _SwapPolicy(policy.Policy):
                     cooldown=p.cooldown_s, tolerance=p.tolerance,
                     migration_cost_per_gib=p.migration_cost_per_gib,
                     local_phase=p.local_phase,
-                    local_memory_mf=p.local_memory_mf)
+                    local_memory_mf=p.local_memory_mf,
+                    numa_repair=p.numa_repair)
 
     def bind(self, simulator):
         self._moves = ()
@@ -75,14 +87,14 @@ class _SwapPolicy(policy.Policy):
 
 
 class CacheAwareSwapPolicy(_SwapPolicy):
-    """Ahn et al.'s Algorithm 1 (local re-pins + host swaps)."""
+    """Ahn et al.'s Algorithm 1 (NUMA repair, local re-pins, host swaps)."""
 
     name = 'cache_aware_swap'
     algorithm = staticmethod(swap.cache_aware)
 
 
 class NumaAwareSwapPolicy(_SwapPolicy):
-    """Ahn et al.'s Algorithm 2 (socket swaps, VMs with memory)."""
+    """Ahn et al.'s Algorithm 2 (NUMA repair, socket swaps with memory)."""
 
     name = 'numa_aware_swap'
     algorithm = staticmethod(swap.numa_aware)

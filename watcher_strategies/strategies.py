@@ -171,6 +171,14 @@ class ContentionSwapBase(base.BaseStrategy):
                                'than the cost of the memory it moves is '
                                'skipped.',
                 'type': 'number', 'minimum': 0, 'default': 2.5e5},
+            'numa_repair': {
+                'description': 'Before any swap, give an instance whose '
+                               'memory is mostly on another socket than '
+                               'its vCPUs the cheaper repair that pays: '
+                               're-pin its vCPUs to its memory\'s socket, '
+                               'or move its memory to its vCPUs\' node '
+                               '(contention_repin with move_memory).',
+                'type': 'boolean', 'default': True},
         }
         if cls.has_local_phase:
             properties['local_phase'] = {
@@ -215,7 +223,8 @@ class ContentionSwapBase(base.BaseStrategy):
             local_phase=bool(self._param('local_phase',
                                          self.has_local_phase)),
             local_memory_mf=float(self._param(
-                'local_memory_mf', swap.SwapParameters.local_memory_mf)))
+                'local_memory_mf', swap.SwapParameters.local_memory_mf)),
+            numa_repair=bool(self._param('numa_repair', True)))
 
     def pre_execute(self):
         # Not BaseStrategy._pre_execute: it logs the whole model as XML at

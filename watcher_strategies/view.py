@@ -101,6 +101,14 @@ def _socket_of(record, cpu_node, node_socket):
     return node_socket.get(node), node
 
 
+def _memory_node(record):
+    """The NUMA node holding most of an instance's memory, or None."""
+    memory = record.memory_mib_per_node if record is not None else None
+    if not memory or not any(v > 0 for v in memory.values()):
+        return None
+    return min(memory, key=lambda n: (-memory[n], n))
+
+
 def _numa_bound(extra_specs):
     extra_specs = extra_specs or {}
     return ('hw:numa_nodes' in extra_specs
@@ -231,7 +239,10 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                 cpu_policy=_cpu_policy(extra_specs, record),
                 priority=_priority(_attr(inst, 'metadata', {})),
                 movable=skip is None, skip_reason=skip,
-                last_moved_at=last_moved.get(inst.uuid)))
+                last_moved_at=last_moved.get(inst.uuid),
+                memory_node=_memory_node(record),
+                remote_memory_ratio=metrics.remote_memory_ratio if metrics
+                else None))
         for uuid, record in records.items():
             if uuid in seen:
                 continue
@@ -246,7 +257,9 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                 movable=False,
                 skip_reason='unknown_to_nova: reported by the agent, not '
                             'in Watcher\'s compute model',
-                last_moved_at=last_moved.get(uuid)))
+                last_moved_at=last_moved.get(uuid),
+                memory_node=_memory_node(record),
+                remote_memory_ratio=metrics.remote_memory_ratio))
     view = cluster.ClusterView(tuple(hosts), tuple(instances), now=now)
     return BuiltView(view=view,
                      missing_ratio=(missing / in_scope) if in_scope else 0.0,

@@ -1,5 +1,7 @@
 """Ahn et al.'s schedulers and Merlin's arbitration on plain views."""
 
+import dataclasses
+
 import testtools
 
 from contention import arbitration
@@ -164,13 +166,16 @@ class TestCacheAwareGlobal(testtools.TestCase):
     def test_threshold_edge(self):
         # hot: 6M, cold: 3M -> difference exactly 3M.
         view = self._two_hosts(hot=(2, 2, 2), cold=(1, 1, 1))
+        # Free migrations: the threshold alone decides.
         at = swap.SwapParameters(victim_selection='extreme',
-                                 local_phase=False, threshold=3 * M)
+                                 local_phase=False, threshold=3 * M,
+                                 migration_cost_per_gib=0)
         plan = swap.cache_aware(view, at)
         self.assertEqual((), plan.actions)
         self.assertTrue(plan.reason.startswith('balanced'))
         below = swap.SwapParameters(victim_selection='extreme',
-                                    local_phase=False, threshold=3 * M - 1)
+                                    local_phase=False, threshold=3 * M - 1,
+                                    migration_cost_per_gib=0)
         self.assertEqual(1, len(swap.cache_aware(view, below).actions))
 
     def test_no_move_when_balanced(self):
@@ -503,8 +508,11 @@ class TestNumaAware(testtools.TestCase):
         # behind by a re-pin without memory, or Ahn's W-W): socket 1 has
         # 1 GiB free, not 4, so a1 (2 GiB) cannot move there with its
         # memory; without memory_node the same move is planned.
+        # Without the NUMA repair, which would first bring b0's memory
+        # back (test_numa_repair_* below).
         params = swap.SwapParameters(victim_selection='extreme',
-                                     max_swaps=1, threshold=1 * M)
+                                     max_swaps=1, threshold=1 * M,
+                                     numa_repair=False)
         plan = swap.numa_aware(self._memory_view(None), params)
         self.assertEqual([('b', 1)], [(a.dest_host, a.dest_socket)
                                       for a in plan.actions])
@@ -548,3 +556,144 @@ class TestGivingUp(testtools.TestCase):
         self.assertEqual(dataclasses.replace(inst, host='b', socket=1),
                          swap._replace(inst, host='b', socket=1))
         self.assertEqual('a', inst.host)
+
+
+class TestNumaRepair(testtools.TestCase):
+    """Ahn et al.'s local NUMA-aware step (sections 3 and 4.2)."""
+
+    PARAMS = swap.SwapParameters(local_phase=False, max_swaps=0)
+
+    def _w_w(self, **kwargs):
+        # Ahn's W-W: both sockets full (2 CPUs each), every instance's
+        # memory on the other socket's node.
+        return v.view([v.host('a', cpus=2)],
+                      [v.vm('x0', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1, **kwargs),
+                       v.vm('x1', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1, **kwargs),
+                       v.vm('y0', 'a', 6 * M, socket=1, vcpus=1,
+                            memory_node=0, **kwargs),
+                       v.vm('y1', 'a', 6 * M, socket=1, vcpus=1,
+                            memory_node=0, **kwargs)])
+
+    def _memory_local(self, view, plan):
+        after = swap._State(view, swap.SOCKET)
+        for action in plan.actions:
+            after.apply(action)
+        return {u: after._memory_socket(i) == i.socket
+                for u, i in after.inst.items()}
+
+    def test_full_sockets_exchange_vcpus_and_move_no_memory(self):
+        for algorithm in (swap.numa_aware, swap.cache_aware):
+            view = self._w_w()
+            plan = algorithm(view, self.PARAMS)
+            self.assertEqual(4, len(plan.actions))
+            for action in plan.actions:
+                self.assertIsInstance(action, cluster.Repin)
+                self.assertFalse(action.move_memory)
+                self.assertEqual(1 - view.instance(action.instance).socket,
+                                 action.dest_socket)
+            self.assertTrue(all(self._memory_local(view, plan).values()))
+
+    def test_off_leaves_the_memory_remote(self):
+        params = dataclasses.replace(self.PARAMS, numa_repair=False)
+        self.assertEqual((), swap.numa_aware(self._w_w(), params).actions)
+
+    def test_memory_moves_when_the_memory_socket_has_no_cpu(self):
+        # z runs on socket 0 (room left) with its memory on node 1, whose
+        # socket is full of local instances: its memory comes back.
+        view = v.view([v.host('a', cpus=2)],
+                      [v.vm('z', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('l0', 'a', 1 * M, socket=1, vcpus=1),
+                       v.vm('l1', 'a', 1 * M, socket=1, vcpus=1)])
+        plan = swap.numa_aware(view, self.PARAMS)
+        self.assertEqual((cluster.Repin('z', 'a', 0, move_memory=True),),
+                         plan.actions)
+        # 64 GiB cost 1.6e7, more than its 8M remote accesses/s.
+        big = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, memory_mib=65536) if i.uuid == 'z'
+            else i for i in view.instances))
+        big = dataclasses.replace(big, hosts=(v.host('a', cpus=2,
+                                                     memory_mib=131072),))
+        plan = swap.numa_aware(big, self.PARAMS)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('numa_remote', _reasons(plan)['z'])
+
+    def test_vcpus_follow_the_memory_when_its_socket_has_room(self):
+        view = v.view([v.host('a', cpus=2)],
+                      [v.vm('z', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('l0', 'a', 1 * M, socket=0, vcpus=1)])
+        plan = swap.numa_aware(view, self.PARAMS)
+        self.assertEqual((cluster.Repin('z', 'a', 1, move_memory=False),),
+                         plan.actions)
+
+    def test_cache_aware_leaves_low_mf_memory_behind(self):
+        # Its local phase re-pins low-MF instances without their memory on
+        # purpose (local_memory_mf); the repair must not undo that.
+        plan = swap.cache_aware(self._w_w(mf=0.1), self.PARAMS)
+        self.assertEqual((), plan.actions)
+        plan = swap.numa_aware(self._w_w(mf=0.1), self.PARAMS)
+        self.assertEqual(4, len(plan.actions))
+
+    def test_cooldown_and_pinned_are_left(self):
+        view = self._w_w(last_moved_at=9999.0)
+        self.assertEqual((), swap.numa_aware(view, self.PARAMS).actions)
+        view = self._w_w(has_numa_topology=True)
+        self.assertEqual((), swap.numa_aware(view, self.PARAMS).actions)
+
+
+class TestPredictedContention(testtools.TestCase):
+    """A move must lower the predicted contention by more than it costs."""
+
+    def test_pressure_weights_corunner_misses_by_sensitivity(self):
+        heavy = v.vm('h', 'a', 10 * M, mf=0.8)
+        light = v.vm('l', 'a', 2 * M, mf=0.1)
+        self.assertAlmostEqual(0.8 * 2 * M + 0.1 * 10 * M,
+                               swap.pressure([heavy, light]))
+        self.assertEqual(0.0, swap.pressure([heavy]))
+
+    def test_swap_of_alike_instances_is_not_proposed(self):
+        # Same image and flavor: the swap changes no socket's mix, though
+        # their measured misses differ.
+        view = v.view([v.host('a', cpus=4)],
+                      [v.vm('x0', 'a', 20 * M, socket=0, image_id='img'),
+                       v.vm('x1', 'a', 10 * M, socket=0, image_id='img'),
+                       v.vm('y0', 'a', 1 * M, socket=1, image_id='img'),
+                       v.vm('y1', 'a', 1 * M, socket=1, image_id='other')])
+        params = swap.SwapParameters(victim_selection='extreme',
+                                     threshold=1 * M, max_swaps=1,
+                                     migration_cost_per_gib=0)
+        # The papers' pair (x0, y0) is alike: nothing else is tried.
+        plan = swap.numa_aware(view, params)
+        self.assertEqual((), plan.actions)
+        self.assertIn('no_gain', _reasons(plan)['a/socket-0'])
+        params = dataclasses.replace(params,
+                                     victim_selection='sensitivity_cost')
+        plan = swap.numa_aware(view, params)
+        moved = {a.instance for a in plan.actions}
+        self.assertEqual(2, len(moved))
+        self.assertIn('y1', moved)
+
+    def test_redeal_putting_the_sensitive_beside_the_heavy_is_skipped(self):
+        # Even misses per socket (s0: 20+6, s1: 20+6 after the deal) but
+        # the two sensitive instances end beside a heavy one each, where
+        # before they shared a socket with each other.
+        view = v.view([v.host('a', cpus=4)],
+                      [v.vm('h0', 'a', 20 * M, socket=0, mf=0.1),
+                       v.vm('h1', 'a', 20 * M, socket=0, mf=0.1),
+                       v.vm('s0', 'a', 6 * M, socket=1, mf=0.9),
+                       v.vm('s1', 'a', 6 * M, socket=1, mf=0.9)])
+        actions, skipped = swap.local_phase(
+            view, swap.SwapParameters(migration_cost_per_gib=0))
+        self.assertEqual([], actions)
+        self.assertEqual('no_predicted_gain',
+                         skipped[0].reason.split(':')[0])
+        # Insensitive light instances: the same deal goes ahead.
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, mf=0.1) if i.uuid.startswith('s')
+            else dataclasses.replace(i, mf=0.9) for i in view.instances))
+        actions, _ = swap.local_phase(
+            view, swap.SwapParameters(migration_cost_per_gib=0))
+        self.assertEqual(2, len(actions))

@@ -13,7 +13,11 @@ def host(name, sockets=2, cpus=8, memory_mib=32768, disk_gb=500,
 
 
 def vm(uuid, host_name, misses, socket=0, vcpus=2, memory_mib=2048,
-       mf=0.3, **kwargs):
+       mf=None, **kwargs):
+    if mf is None:
+        # As measured: the instances with more LLC misses are the more
+        # memory-bound, whose misses reach DRAM (a higher Memory Factor).
+        mf = min(0.9, 0.05 + misses / 1e7)
     return cluster.InstanceView(uuid=uuid, host=host_name, vcpus=vcpus,
                                 memory_mib=memory_mib, disk_gb=10,
                                 socket=socket, llc_misses_per_s=misses,

@@ -203,9 +203,13 @@ class TestNumaAwareSwap(_StrategyTest):
     strategy_cls = strategies.NumaAwareSwap
 
     def test_swap_carries_destination_cpus(self):
+        # Free migrations: with one hot socket's heaviest instance re-pinned
+        # to the idle socket first, the swap left predicts less gain than
+        # the default price of its 4 GiB.
         model, store = self.two_hosts()
         solution = self.run_strategy(model, store,
-                                     victim_selection='extreme')
+                                     victim_selection='extreme',
+                                     migration_cost_per_gib=0)
         types = [a['action_type'] for a in solution.actions]
         self.assertIn('contention_swap', types)
         params = solution.actions[types.index('contention_swap')][
@@ -214,6 +218,34 @@ class TestNumaAwareSwap(_StrategyTest):
                       ([0, 1, 2, 3], [4, 5, 6, 7]))
         self.assertNotIn('local_phase',
                          strategies.NumaAwareSwap.get_schema()['properties'])
+
+    def test_remote_memory_is_repaired_through_the_agent(self):
+        # The report says h0 runs on node 0 with its memory on node 1,
+        # whose socket has CPUs free: a contention_repin moves its vCPUs
+        # there (node 1) and leaves its memory where it is.
+        model, store = self.two_hosts()
+        remote = dataclasses.replace(
+            f.record('h0', 5 * M, socket=0, mf=0.9),
+            memory_mib_per_node={1: 2048.0})
+        store = f.store(
+            f.host_report('hot', NOW - 10, [
+                remote, f.record('h1', 4 * M, socket=0),
+                f.record('h2', 3 * M, socket=0)]),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, socket=0),
+                f.record('c1', 2 * M, socket=1)]))
+        solution = self.run_strategy(model, store, max_swaps=0)
+        self.assertEqual(
+            [{'action_type': 'contention_repin',
+              'input_parameters': {'resource_id': f.uid('h0'), 'host': 'hot',
+                                   'socket': 1, 'node': 1,
+                                   'move_memory': False}}],
+            solution.actions)
+        self.assertEqual(1, self.strategy.built.view.instance(
+            f.uid('h0')).memory_node)
+        solution = self.run_strategy(model, store, max_swaps=0,
+                                     numa_repair=False)
+        self.assertEqual([], solution.actions)
 
 
 class TestShippedScenarios(_StrategyTest):
