@@ -149,6 +149,7 @@ def placement_quality(sim, model, seed):
 def main(argv=None):
     from contention import sim
     from contention.placement import datasets
+    from contention.placement import features
     from contention.placement import important
     from contention.placement import models
     from contention.placement import train
@@ -159,11 +160,19 @@ def main(argv=None):
           '`contention.sim.training.training_source` (synthetic profiles '
           'and hardware, **simulated**, not measured). Training settings: '
           'the `contention-train --from-sim` defaults (%d trees, %d random '
-          'single-node landings per workload beside 0-3 co-runners). Error: '
-          'per-workload leave-one-out (each workload\'s samples predicted '
-          'by a forest that never saw that workload), mean absolute error '
-          'in normalised-performance units.\n'
-          % (train.DEFAULT_ESTIMATORS, train.DEFAULT_SAMPLES))
+          'single-node landings per workload beside 0-3 co-runners, plus '
+          '%d seeded synthetic simulator profiles as extra training '
+          'subjects, %d landings each beside the named workloads; feature '
+          'schema %d: Merlin profile, CPU utilisation, declared latency '
+          'metric, miss intensity and the co-runners\' miss intensity and '
+          'CPU demand). Error: per-workload leave-one-out (each workload\'s '
+          'samples predicted by a forest that never saw that workload as a '
+          'subject), mean absolute error in normalised-performance units. '
+          'The scored rows (the scenario\'s own workloads\' landings) are '
+          'the same with or without the synthetic subjects.\n'
+          % (train.DEFAULT_ESTIMATORS, train.DEFAULT_SAMPLES,
+             train.DEFAULT_SYNTHETIC, train.DEFAULT_SYNTHETIC_SAMPLES,
+             features.SCHEMA_VERSION))
     print('Two training sets per scenario: its own profiles only (the '
           '`--from-sim` default), and its own profiles plus every profile '
           'library the simulator ships (`--library all`: ahn-spec2006 and '
@@ -191,7 +200,8 @@ def main(argv=None):
                       ', '.join(sorted(scen.profiles))
                       if len(scen.profiles) < 8 else
                       '%d SPEC-like profiles' % len(scen.profiles),
-                      label, len(data.X), len(data.workloads),
+                      '%s + %d synthetic' % (label, len(data.synthetic)),
+                      len(data.X), data.summary()['workloads'],
                       report['cv_per_workload'] and len(
                           report['cv_per_workload']),
                       report['cv_mae'],
@@ -205,18 +215,13 @@ def main(argv=None):
     print('\nPer held-out %s workload (own profiles -> own + shipped '
           'libraries): %s.' % (merlin, ', '.join(
               '%s %.3f -> %.3f' % (w, own[w], union[w]) for w in sorted(own))))
-    print('\nWhy %s misses the target (details in `doc/nova.md`, '
-          '"Model error on the merlin scenarios"): its 7 workloads are 7 '
-          'isolated points in profile space, so each held-out fold '
-          'extrapolates (wordcount, the only low-MPKI 4-vCPU code, is '
-          'predicted like the memory-bound 4-vCPU codes); and 2 of the 7 '
-          '(voldemort, '
-          'darwin) are latency services whose simulated performance is a '
-          'response time that collapses near CPU saturation, which no '
-          'counter feature (MPKI, MF, IPC) shows. Training on the shipped '
-          'libraries fills the profile space and cuts the error by about a '
-          'quarter; the latency services remain the largest errors.'
-          % merlin)
+    print('\nThe scenario\'s 7 workloads are 7 isolated points in profile '
+          'space, 2 of them latency services (voldemort, darwin) whose '
+          'simulated performance is a response time that collapses near CPU '
+          'saturation; the synthetic subjects fill the space between them '
+          'and the CPU-utilisation, latency and miss-intensity features '
+          'describe the collapse. Analysis and what remains: `doc/nova.md`, '
+          '"Model error on the merlin scenarios".\n')
 
     placements, pv, rel, vectors = placement_vector_error(
         sim, datasets, important, models)

@@ -62,6 +62,11 @@ def build_parser():
     train = sub.add_parser('train', help='train a model (the default)')
     _add_source(train)
     train.add_argument('--out', required=True, metavar='MODEL')
+    train.add_argument('--synthetic', type=int,
+                       default=train_mod.DEFAULT_SYNTHETIC, metavar='N',
+                       help='--from-sim: seeded synthetic simulator '
+                            'profiles added as training subjects (never '
+                            'held out; 0 = none; default %(default)s)')
     train.add_argument('--estimators', type=int,
                        default=train_mod.DEFAULT_ESTIMATORS,
                        help='trees of the interference forest')
@@ -97,7 +102,9 @@ def _interference_data(args):
     if args.from_sim:
         return train_mod.sim_dataset(
             args.from_sim, samples_per_workload=args.samples_per_workload,
-            seed=args.seed, libraries=tuple(args.library))
+            seed=args.seed, libraries=tuple(args.library),
+            # evaluate scores the named workloads only
+            synthetic=getattr(args, 'synthetic', 0))
     from contention.store import api
     store = api.open_store(args.from_store)
     try:

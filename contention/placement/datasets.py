@@ -96,12 +96,14 @@ class SimulatorUnavailable(RuntimeError):
 SIMULATOR_HOOK = ('contention.sim.training', 'training_source')
 
 
-def simulator_source(scenario, libraries=()):
+def simulator_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     """(topology, workloads, source) for a simulator scenario.
 
     ``libraries``: the simulator's shipped profile libraries (names or
     ``'all'``) to add as extra training workloads; the source's ``own``
     attribute then names the scenario's own workloads.
+    ``synthetic``: how many seeded synthetic profiles to add as training
+    subjects; the source's ``synthetic`` attribute names them.
 
     This is the hook the simulator wires: it must provide
     ``contention.sim.training.training_source(scenario)`` returning a
@@ -121,9 +123,13 @@ def simulator_source(scenario, libraries=()):
     if func is None:
         raise SimulatorUnavailable('%s has no %s(scenario)'
                                    % (module_name, func_name))
+    kwargs = {}
     if libraries:
-        return func(scenario, libraries=tuple(libraries))
-    return func(scenario)
+        kwargs['libraries'] = tuple(libraries)
+    if synthetic:
+        kwargs.update(synthetic=int(synthetic),
+                      synthetic_seed=synthetic_seed)
+    return func(scenario, **kwargs)
 
 
 @dataclasses.dataclass
@@ -139,6 +145,8 @@ class Dataset:
     #: reported error stays about the scenario's own workloads: each is
     #: held out in turn, and the others and the extras train its forest.
     evaluate: Optional[list] = None
+    #: Synthetic training subjects among the groups (never evaluated).
+    synthetic: list = dataclasses.field(default_factory=list)
 
     @property
     def workloads(self):
@@ -146,7 +154,10 @@ class Dataset:
 
     def summary(self):
         result = {'source': self.source, 'samples': int(len(self.X)),
-                  'workloads': len(self.workloads)}
+                  'workloads': len(set(self.workloads)
+                                   - set(self.synthetic))}
+        if self.synthetic:
+            result['synthetic_workloads'] = len(self.synthetic)
         if self.evaluate is not None:
             result['evaluated_workloads'] = len(self.evaluate)
         return result
@@ -156,37 +167,57 @@ def _cell_of(topology, nodes, corunners, exclude=None):
     cells = []
     for node_id in sorted(nodes):
         node = topology.node(node_id)
-        mpki = vcpus = 0.0
+        mpki = vcpus = intensity = demand = 0.0
         for co in corunners:
             if co is exclude or node_id not in co.nodes:
                 continue
             share = co.vcpus / len(co.nodes)
+            prof = co.workload.profile
             vcpus += share
-            mpki += co.workload.profile.mpki * share / co.vcpus
-        cells.append(features.CellState(cpus=len(node.cpus),
-                                        co_mpki_sum=mpki, co_vcpus=vcpus))
+            mpki += prof.mpki * share / co.vcpus
+            intensity += prof.mpki * prof.ipc * prof.util * share
+            demand += prof.util * share
+        cells.append(features.CellState(
+            cpus=len(node.cpus), co_mpki_sum=mpki, co_vcpus=vcpus,
+            co_miss_intensity=intensity, co_cpu_demand=demand))
     return features.merge_cells(cells)
 
 
 def interference_dataset(source, topology, workloads, samples_per_workload=40,
-                         seed=0, label='source'):
+                         seed=0, label='source', extra=(), extra_samples=5):
     """Rows from random single-node landings beside random co-runners.
 
     Each sample lands the workload on one NUMA node that already runs 0
     to 3 co-runners drawn from ``workloads``, as long as they fit the
     node's CPUs, and asks ``source`` for the outcome.
+
+    ``extra``: more workloads (e.g. synthetic profiles) that are trial
+    subjects only, ``extra_samples`` landings each beside co-runners
+    drawn from ``workloads``, from a random stream of their own: the rows
+    of ``workloads`` are the same with or without them.
     """
     rng = random.Random(seed)
     X, Y, groups = [], [], []
+    _landings(source, topology, workloads, workloads, samples_per_workload,
+              rng, X, Y, groups)
+    if extra:
+        _landings(source, topology, extra, workloads, extra_samples,
+                  random.Random('%s/extra' % seed), X, Y, groups)
+    return Dataset(np.asarray(X, float).reshape(
+        -1, len(features.FEATURE_NAMES)), np.asarray(Y, float).reshape(-1, 2),
+        groups, label)
+
+
+def _landings(source, topology, subjects, pool, samples, rng, X, Y, groups):
     node_ids = [n.id for n in topology.nodes if n.cpus]
-    for workload in workloads:
-        for _ in range(samples_per_workload):
+    for workload in subjects:
+        for _ in range(samples):
             node = rng.choice(node_ids)
             capacity = len(topology.node(node).cpus)
             used = workload.profile.vcpus
             corunners = []
             for _ in range(rng.randint(0, 3)):
-                other = rng.choice(workloads)
+                other = rng.choice(pool)
                 if used + other.profile.vcpus > capacity:
                     continue
                 used += other.profile.vcpus
@@ -202,8 +233,6 @@ def interference_dataset(source, topology, workloads, samples_per_workload=40,
             X.append(features.feature_row(workload.profile, cell))
             Y.append((outcome.performance, max(0.0, slowdown)))
             groups.append(workload.name)
-    return Dataset(np.asarray(X, float), np.asarray(Y, float), groups,
-                   label)
 
 
 def placement_vector_dataset(source, topology, workloads, placements):
@@ -255,14 +284,20 @@ def from_reports(reports, min_samples=1):
         for rec, node, key, perf in placed:
             cell = cells[node]
             own = rec.metrics.mpki
-            cell = dataclasses.replace(
-                cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - own),
-                co_vcpus=max(0.0, cell.co_vcpus - rec.vcpus))
-            others = [p for r, n, k, p in placed if n == node and r is not rec]
-            slowdown = 1.0 - float(np.mean(others)) if others else 0.0
             profile = features.InstanceProfile(
                 mpki=rec.metrics.mpki, mf=rec.metrics.mf, ipc=rec.metrics.ipc,
-                vcpus=rec.vcpus, memory_mib=rec.memory_mib, source='store')
+                vcpus=rec.vcpus, memory_mib=rec.memory_mib, source='store',
+                cpu_util=_util(rec.metrics.cpu_util))
+            intensity = cell.co_miss_intensity
+            cell = dataclasses.replace(
+                cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - own),
+                co_vcpus=max(0.0, cell.co_vcpus - rec.vcpus),
+                co_miss_intensity=None if intensity is None else max(
+                    0.0, intensity - profile.miss_intensity),
+                co_cpu_demand=max(0.0, (cell.co_cpu_demand or 0.0)
+                                  - profile.util * rec.vcpus))
+            others = [p for r, n, k, p in placed if n == node and r is not rec]
+            slowdown = 1.0 - float(np.mean(others)) if others else 0.0
             X.append(features.feature_row(profile, cell))
             Y.append((min(1.0, perf), max(0.0, slowdown)))
             groups.append(key)
@@ -272,6 +307,11 @@ def from_reports(reports, min_samples=1):
         -1, len(features.FEATURE_NAMES)),
         np.asarray([Y[i] for i in keep], float).reshape(-1, 2),
         [groups[i] for i in keep], 'store')
+
+
+def _util(value):
+    """A measured cpu_util as a profile takes it (None stays unknown)."""
+    return None if value is None else min(1.0, max(0.0, float(value)))
 
 
 def from_store(store, since=None, limit=None, min_samples=1):

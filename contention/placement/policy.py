@@ -85,7 +85,8 @@ class ContentionWeigherPolicy(policy.Policy):
         self.profiles = {
             name: features.InstanceProfile(
                 mpki=p['mpki'], mf=p['mf'], ipc=p['ipc'], vcpus=p['vcpus'],
-                source='flavor')
+                cpu_util=p.get('cpu_util'),
+                latency=bool(p.get('latency', False)), source='flavor')
             for name, p in report['workloads'].items()}
         self.notes.append('contention_weigher: model trained from scenario '
                           '%s (%d samples, %d trees; simulated)'
@@ -99,12 +100,18 @@ class ContentionWeigherPolicy(policy.Policy):
 
     def profile_of(self, instance, view):
         """The arriving instance's InstanceProfile (see the module doc)."""
-        def make(mpki, mf, ipc, source):
+        known = self.profiles.get(instance.image_id or '')
+
+        def make(mpki, mf, ipc, source, cpu_util=None):
+            # the latency flag is declared (the flavor), never measured
             return features.InstanceProfile(
                 mpki=mpki, mf=mf, ipc=ipc, vcpus=instance.vcpus,
-                memory_mib=instance.memory_mib, source=source)
+                memory_mib=instance.memory_mib, source=source,
+                cpu_util=None if cpu_util is None else min(1.0, cpu_util),
+                latency=bool(known and known.latency))
         if None not in (instance.mpki, instance.mf, instance.ipc):
-            return make(instance.mpki, instance.mf, instance.ipc, 'view')
+            return make(instance.mpki, instance.mf, instance.ipc, 'view',
+                        instance.cpu_util)
         image = instance.image_id
         if image:
             seen = collections.defaultdict(list)
@@ -114,13 +121,17 @@ class ContentionWeigherPolicy(policy.Policy):
                     seen['mpki'].append(other.mpki)
                     seen['mf'].append(other.mf)
                     seen['ipc'].append(other.ipc)
+                    if other.cpu_util is not None:
+                        seen['cpu_util'].append(other.cpu_util)
             if seen:
                 n = len(seen['mpki'])
+                util = seen.get('cpu_util')
                 return make(sum(seen['mpki']) / n, sum(seen['mf']) / n,
-                            sum(seen['ipc']) / n, 'image')
-            known = self.profiles.get(image)
+                            sum(seen['ipc']) / n, 'image',
+                            sum(util) / len(util) if util else None)
             if known is not None:
-                return make(known.mpki, known.mf, known.ipc, 'flavor')
+                return make(known.mpki, known.mf, known.ipc, 'flavor',
+                            known.cpu_util)
         prior = features.NEUTRAL_PROFILE
         return make(prior.mpki, prior.mf, prior.ipc, 'prior')
 

@@ -96,30 +96,49 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
 def cells_from_view(view, host_name):
     """{socket id: CellState} of a ClusterView host (simulator policy).
 
-    The view's instances carry MPKI and the socket they run on; a socket
-    stands for its NUMA node(s).
+    The view's instances carry MPKI, IPC, CPU utilisation and the socket
+    they run on; a socket stands for its NUMA node(s). Co-runners' miss
+    intensity and CPU demand as :func:`features.cells_from_report` sums
+    them (an unknown cpu_util counts as busy; an unknown MPKI or IPC makes
+    the intensity unknown).
     """
     host = view.host(host_name)
     cells = {}
-    for socket in host.sockets:
-        mpki = vcpus = 0.0
-        for inst in view.instances_on(host_name, socket=socket.id):
+
+    def loads(instances):
+        mpki = vcpus = demand = 0.0
+        intensity = 0.0
+        for inst in instances:
+            util = (features.NEUTRAL_CPU_UTIL if inst.cpu_util is None
+                    else min(1.0, inst.cpu_util))
             mpki += inst.mpki or 0.0
             vcpus += inst.vcpus
-        cells[socket.id] = features.CellState(cpus=socket.cpus,
-                                              co_mpki_sum=mpki,
-                                              co_vcpus=vcpus)
+            demand += util * inst.vcpus
+            if intensity is not None:
+                intensity = (None if None in (inst.mpki, inst.ipc) else
+                             intensity + inst.mpki * inst.ipc * util
+                             * inst.vcpus)
+        return mpki, vcpus, intensity, demand
+    for socket in host.sockets:
+        mpki, vcpus, intensity, demand = loads(
+            view.instances_on(host_name, socket=socket.id))
+        cells[socket.id] = features.CellState(
+            cpus=socket.cpus, co_mpki_sum=mpki, co_vcpus=vcpus,
+            co_miss_intensity=intensity, co_cpu_demand=demand)
     unplaced = [i for i in view.instances_on(host_name) if i.socket is None]
     if unplaced and cells:
         # spread instances (no socket) load every socket evenly
         share = 1.0 / len(cells)
+        mpki, vcpus, intensity, demand = loads(unplaced)
         for key, cell in cells.items():
             cells[key] = dataclasses.replace(
                 cell,
-                co_mpki_sum=cell.co_mpki_sum + share * sum(
-                    i.mpki or 0.0 for i in unplaced),
-                co_vcpus=cell.co_vcpus + share * sum(
-                    i.vcpus for i in unplaced))
+                co_mpki_sum=cell.co_mpki_sum + share * mpki,
+                co_vcpus=cell.co_vcpus + share * vcpus,
+                co_miss_intensity=(
+                    None if None in (intensity, cell.co_miss_intensity)
+                    else cell.co_miss_intensity + share * intensity),
+                co_cpu_demand=cell.co_cpu_demand + share * demand)
     return cells
 
 

@@ -27,8 +27,13 @@ from contention.placement import persist
 DEFAULT_ESTIMATORS = 60
 DEFAULT_PV_ESTIMATORS = 40
 DEFAULT_SAMPLES = 40
+#: Seeded synthetic simulator profiles added as training subjects, and
+#: landings of each (see contention.sim.training.synthetic_profiles).
+DEFAULT_SYNTHETIC = 300
+DEFAULT_SYNTHETIC_SAMPLES = 5
 #: Small and fast: for tests and for a policy that trains on the fly.
-QUICK = {'estimators': 15, 'pv_estimators': 10, 'samples_per_workload': 25}
+QUICK = {'estimators': 15, 'pv_estimators': 10, 'samples_per_workload': 25,
+         'synthetic': 60}
 
 save = persist.save
 
@@ -87,7 +92,8 @@ def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
 
 
 def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
-                libraries=()):
+                libraries=(), synthetic=DEFAULT_SYNTHETIC,
+                synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES):
     """(Dataset, (topology, workloads, source)) from a simulator scenario.
 
     ``scenario``: a shipped name, a YAML path or a loaded Scenario.
@@ -96,43 +102,62 @@ def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
     scenario's hardware (as subjects and as co-runners); the
     cross-validated error stays about the scenario's own workloads
     (``Dataset.evaluate``).
+    ``synthetic``: seeded synthetic simulator profiles added as training
+    subjects (``synthetic_samples`` landings each, beside the named
+    workloads as co-runners); never held out, and the named workloads'
+    rows are the same with or without them. The returned parts hold the
+    named workloads only.
     """
-    parts = (datasets.simulator_source(scenario, libraries=libraries)
-             if libraries else datasets.simulator_source(scenario))
-    topology, workloads, source = parts
+    kwargs = {}
+    if libraries:
+        kwargs['libraries'] = libraries
+    if synthetic:
+        kwargs.update(synthetic=synthetic, synthetic_seed=seed)
+    topology, workloads, source = datasets.simulator_source(scenario,
+                                                            **kwargs)
+    extra_names = getattr(source, 'synthetic', frozenset())
+    named = [w for w in workloads if w.name not in extra_names]
+    extra = [w for w in workloads if w.name in extra_names]
     name = getattr(scenario, 'name', scenario)
     label = 'sim:%s' % name
     if libraries:
         label += '+%s' % ','.join(libraries)
     data = datasets.interference_dataset(
-        source, topology, workloads,
+        source, topology, named,
         samples_per_workload=samples_per_workload, seed=seed,
-        label=label)
+        label=label, extra=extra, extra_samples=synthetic_samples)
+    data.synthetic = sorted(w.name for w in extra)
     own = getattr(source, 'own', None)
-    if libraries and own is not None:
+    if (libraries or extra) and own is not None:
         data.evaluate = sorted(set(own) & set(data.groups))
-    return data, parts
+    return data, (topology, named, source)
 
 
 def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
                    samples_per_workload=DEFAULT_SAMPLES,
                    pv_estimators=DEFAULT_PV_ESTIMATORS, seed=0,
-                   cross_validate=True, libraries=()):
+                   cross_validate=True, libraries=(),
+                   synthetic=DEFAULT_SYNTHETIC,
+                   synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES):
     """(ModelBundle, report) trained from a simulator scenario.
 
     The quickest way to a model for a scenario (the demo, the
     ``contention_weigher`` policy): ``train_from_sim(name, **QUICK,
     cross_validate=False)`` takes a few seconds. Figures in ``report`` are
     simulated; ``report['workloads']`` maps each workload (profile name)
-    to the MPKI, MF, IPC and vCPUs its synthetic counters show alone.
+    to the MPKI, MF, IPC, CPU utilisation and vCPUs its synthetic counters
+    show alone, and whether it is a latency service.
     """
     data, parts = sim_dataset(scenario, samples_per_workload, seed,
-                              libraries=libraries)
+                              libraries=libraries, synthetic=synthetic,
+                              synthetic_samples=synthetic_samples)
     bundle, report = train_bundle(data, parts, estimators=estimators,
                                   pv_estimators=pv_estimators,
                                   cross_validate=cross_validate)
     report['workloads'] = {
         w.name: {'mpki': w.profile.mpki, 'mf': w.profile.mf,
-                 'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus}
+                 'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus,
+                 'cpu_util': w.profile.cpu_util,
+                 'latency': w.profile.latency}
         for w in parts[1]}
     return bundle, report

@@ -38,7 +38,16 @@ open; also in ``doc/nova.md``):
   the host, and capped at 1: "relative to running alone in its best
   placement";
 * a co-runner's ratio is its normalised performance with the workload
-  divided by without it.
+  divided by without it;
+* a workload's ``cpu_util`` is what its synthetic counters show alone
+  (CPU time over vCPUs x wall time), and ``latency`` is its profile's
+  ``metric: latency`` (what an operator would declare).
+
+Synthetic training profiles (:func:`synthetic_profiles`) are seeded
+random draws over the ranges of the simulator's profile parameters, a
+simulated counterpart of a microbenchmark suite: they add trial subjects
+that fill the profile space between the few named workloads. They are
+never held out or scored, and never chosen as co-runners.
 
 contention.sim imports from contention.placement only the ``datasets``
 dataclasses it must return (lazily), so the dependency stays one-way.
@@ -119,8 +128,11 @@ class _Host(object):
         return solver.normalised_performance(p, sol, ref), p, sol, ref
 
 
-def measured_profile(host, prof):
-    """(mpki, mf, ipc) from synthetic counters of ``prof`` running alone."""
+def measured_profile(host, prof, with_util=False):
+    """(mpki, mf, ipc) from synthetic counters of ``prof`` running alone.
+
+    ``with_util``: also its ``cpu_util`` (CPU time / (vCPUs x wall time)).
+    """
     p = solver.alone(host.problem([(prof, host.model.node_ids[:1])]))
     p.demand = np.array([mean_demand(prof)])
     sol = solver.solve(p)
@@ -132,6 +144,9 @@ def measured_profile(host, prof):
     mpki = 1000.0 * misses / instructions if instructions > 0 else 0.0
     mf = misses / refs if refs > 0 else 0.0
     ipc = instructions / cycles if cycles > 0 else 0.0
+    if with_util:
+        util = float(c['cpu_time_ns'][0]) / 1e9 / float(prof.vcpus)
+        return mpki, mf, ipc, min(1.0, max(0.0, util))
     return mpki, mf, ipc
 
 
@@ -147,6 +162,8 @@ class SimulatorPerformance(object):
         self.profiles = dict(profiles)
         #: The scenario's own profiles (see :func:`training_source`).
         self.own = frozenset(self.profiles)
+        #: Synthetic training profiles (subjects only).
+        self.synthetic = frozenset()
         self._best = {}
         self.solves = 0
 
@@ -239,7 +256,52 @@ def library_profiles(libraries):
     return result
 
 
-def training_source(scenario, libraries=()):
+#: Ranges of the synthetic training profiles (see
+#: :func:`synthetic_profiles`): wide enough to hold every profile the
+#: simulator ships, not fitted to any of them.
+SYNTHETIC_RANGES = {
+    'base_cpi': (0.5, 1.3), 'llc_apki': (0.5, 40.0),        # log-uniform
+    'mr_min': (0.0, 0.9), 'working_set_mib': (0.25, 32.0),  # log-uniform
+    'mlp': (1.0, 6.0), 'cpu_demand': (0.2, 1.0),
+}
+SYNTHETIC_VCPUS = (1, 2, 4)
+SYNTHETIC_LATENCY_SHARE = 0.25
+
+
+def synthetic_profiles(count, seed=0):
+    """{name: WorkloadProfile}: ``count`` seeded random profiles.
+
+    Each parameter is drawn independently from :data:`SYNTHETIC_RANGES`
+    (uniform, log-uniform for LLC accesses and working set), vCPUs from
+    :data:`SYNTHETIC_VCPUS`, a constant CPU demand, and a latency metric
+    with probability :data:`SYNTHETIC_LATENCY_SHARE`. Names are
+    ``synthetic-NNN``.
+    """
+    from contention.sim import profiles as profiles_mod
+    rng = np.random.default_rng([seed, 7])
+    r = SYNTHETIC_RANGES
+
+    def log_uniform(key):
+        lo, hi = r[key]
+        return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+    result = {}
+    for i in range(count):
+        name = 'synthetic-%03d' % i
+        result[name] = profiles_mod.WorkloadProfile(
+            name=name, base_cpi=float(rng.uniform(*r['base_cpi'])),
+            llc_apki=log_uniform('llc_apki'),
+            mr_min=float(rng.uniform(*r['mr_min'])),
+            working_set_mib=log_uniform('working_set_mib'),
+            mlp=float(rng.uniform(*r['mlp'])),
+            vcpus=int(rng.choice(SYNTHETIC_VCPUS)), memory_mib=2048,
+            cpu_demand=float(rng.uniform(*r['cpu_demand'])),
+            metric=('latency' if rng.random() < SYNTHETIC_LATENCY_SHARE
+                    else 'throughput'),
+            kind='synthetic')
+    return result
+
+
+def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     """(HostTopology, [Workload], PerformanceSource) for a scenario.
 
     ``scenario``: a :class:`~contention.sim.scenario.Scenario`, a shipped
@@ -250,6 +312,10 @@ def training_source(scenario, libraries=()):
     hardware; the scenario's own profiles win a name clash. The source's
     ``own`` attribute names the scenario's own profiles: the workloads a
     cross-validation reports on.
+
+    ``synthetic``: how many :func:`synthetic_profiles` (seeded by
+    ``synthetic_seed``) to add as training subjects; the source's
+    ``synthetic`` attribute names them.
     """
     from contention.placement import datasets
     from contention.placement import features
@@ -258,16 +324,20 @@ def training_source(scenario, libraries=()):
     _, hw = main_hardware(scen)
     profiles = library_profiles(libraries) if libraries else {}
     profiles.update(scen.profiles)
-    source = SimulatorPerformance(hw, profiles)
+    extra = synthetic_profiles(synthetic, synthetic_seed) if synthetic else {}
+    source = SimulatorPerformance(hw, dict(profiles, **extra))
     source.own = frozenset(scen.profiles)
+    source.synthetic = frozenset(extra)
     workloads = []
-    for name in sorted(profiles):
-        prof = profiles[name]
+    for name in sorted(profiles) + sorted(extra):
+        prof = source.profiles[name]
         if prof.vcpus > source.host.model.cores.max() * max(
                 1, hw.threads_per_core):
             continue        # cannot land on one node: not a trial subject
-        mpki, mf, ipc = measured_profile(source.host, prof)
+        mpki, mf, ipc, util = measured_profile(source.host, prof,
+                                               with_util=True)
         workloads.append(datasets.Workload(name, features.InstanceProfile(
             mpki=mpki, mf=mf, ipc=ipc, vcpus=int(prof.vcpus),
-            memory_mib=int(prof.memory_mib), source='sim')))
+            memory_mib=int(prof.memory_mib), source='sim', cpu_util=util,
+            latency=prof.metric == 'latency')))
     return source.host.topology, workloads, source

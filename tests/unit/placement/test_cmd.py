@@ -82,8 +82,8 @@ class TestTrainCommand(testtools.TestCase):
         from tests.unit.placement import synthetic
         workloads = synthetic.workloads(per_family=2)
         self.patch(datasets, 'simulator_source',
-                   lambda scenario: (topology, workloads,
-                                     synthetic.performance))
+                   lambda scenario, **kwargs: (topology, workloads,
+                                               synthetic.performance))
         rc, out, err = self.run_cmd('train', '--from-sim', 'demo', '--out',
                                     self.model, '--estimators', '10',
                                     '--json')

@@ -34,6 +34,16 @@ class TestFeatures(testtools.TestCase):
         p = features.parse_profile(' mpki=12, mf=0.7,ipc=0.8', vcpus=4)
         self.assertEqual((12.0, 0.7, 0.8, 4), (p.mpki, p.mf, p.ipc, p.vcpus))
         self.assertEqual('mpki=12,mf=0.7,ipc=0.8', features.format_profile(p))
+        self.assertIsNone(p.cpu_util)
+        self.assertFalse(p.latency)
+        # unknown utilisation reads as fully busy vCPUs
+        self.assertEqual(12 * 0.8 * 1.0 * 4, p.miss_intensity)
+        q = features.parse_profile('mpki=2,mf=0.3,ipc=1,cpu_util=0.5,'
+                                   'latency=yes', vcpus=2)
+        self.assertEqual((0.5, True), (q.cpu_util, q.latency))
+        self.assertEqual(2 * 1 * 0.5 * 2, q.miss_intensity)
+        self.assertEqual(q, features.parse_profile(
+            features.format_profile(q), vcpus=2))
 
     def test_parse_profile_errors(self):
         for text, needle in (('', 'empty'), ('mpki=1,mf=2', 'missing ipc'),
@@ -41,7 +51,10 @@ class TestFeatures(testtools.TestCase):
                              ('foo=1', 'not one of'),
                              ('mpki=1,mpki=2,mf=1,ipc=1', 'twice'),
                              ('mpki=-1,mf=1,ipc=1', '>= 0'),
-                             ('mpki=nan,mf=1,ipc=1', 'finite')):
+                             ('mpki=nan,mf=1,ipc=1', 'finite'),
+                             ('mpki=1,mf=1,ipc=1,cpu_util=1.5', '0-1'),
+                             ('mpki=1,mf=1,ipc=1,cpu_util=x', 'not a number'),
+                             ('mpki=1,mf=1,ipc=1,latency=maybe', 'latency')):
             exc = self.assertRaises(ValueError, features.parse_profile, text)
             self.assertIn(needle, str(exc))
 
@@ -55,13 +68,39 @@ class TestFeatures(testtools.TestCase):
                                           merged.co_vcpus, merged.mc_level))
         row = features.feature_row(features.NEUTRAL_PROFILE, a)
         self.assertEqual(len(features.FEATURE_NAMES), len(row))
-        self.assertEqual(0.5, row[features.FEATURE_NAMES.index('occupancy')])
+        named = dict(zip(features.FEATURE_NAMES, row))
+        self.assertEqual(0.5, named['occupancy'])
+        # co-runner intensity and demand unknown: estimated from MPKI and
+        # vCPUs; the neutral profile is one busy vCPU
+        self.assertEqual(10.0, named['co_miss_intensity'])
+        self.assertEqual(4.0, named['co_cpu_demand'])
+        self.assertEqual((4.0 + 1.0) / 8, named['cpu_demand_ratio'])
+        self.assertEqual(1.0, named['cpu_util'])
+        self.assertEqual(0.0, named['latency'])
+        c = features.CellState(cpus=8, co_mpki_sum=10, co_vcpus=4,
+                               co_miss_intensity=3.0, co_cpu_demand=2.0)
+        self.assertIsNone(features.merge_cells([a, c]).co_miss_intensity)
+        both = features.merge_cells([c, c])
+        self.assertEqual((6.0, 4.0), (both.co_miss_intensity,
+                                      both.co_cpu_demand))
+        named = dict(zip(features.FEATURE_NAMES, features.feature_row(
+            features.InstanceProfile(mpki=2, mf=0.2, ipc=1.5, vcpus=2,
+                                     cpu_util=0.5, latency=True), c)))
+        self.assertEqual((3.0, 2.0 * 1.5 * 0.5 * 2, 3.0 + 3.0, 1.0),
+                         (named['co_miss_intensity'], named['miss_intensity'],
+                          named['total_miss_intensity'], named['latency']))
+        self.assertEqual((2.0 + 1.0) / 8, named['cpu_demand_ratio'])
 
     def test_cells_from_report(self):
         report = store_reports.host_report(
             'h1', 100, [store_reports.instance('u1', mpki=12.0)])
         cells = features.cells_from_report(report)
         self.assertEqual(12.0, cells[0].co_mpki_sum)
+        # from the instance record: 2 vCPUs at cpu_util 0.5, IPC 1.5
+        self.assertEqual(12.0 * 1.5 * 0.5 * 2, cells[0].co_miss_intensity)
+        self.assertEqual(1.0, cells[0].co_cpu_demand)
+        self.assertEqual((0.0, 0.0), (cells[1].co_miss_intensity,
+                                      cells[1].co_cpu_demand))
         self.assertEqual(1, cells[0].llc_level)
         self.assertIsNone(cells[1].llc_level)
 
@@ -86,7 +125,8 @@ class TestInterferenceModel(testtools.TestCase):
         model = models.InterferenceModel()
         self.assertRaises(ValueError, model.fit, np.zeros((3, 2)),
                           np.zeros((3, 2)))
-        self.assertRaises(ValueError, model.predict, np.zeros((1, 15)))
+        self.assertRaises(ValueError, model.predict,
+                          np.zeros((1, len(features.FEATURE_NAMES))))
 
     def test_one_workload_cannot_cross_validate(self):
         exc = self.assertRaises(

@@ -10,6 +10,7 @@ import testtools
 
 from contention import sim
 from contention.placement import cmd
+from contention.placement import features
 from contention.placement import persist
 from contention.placement import policy
 from contention.placement import train
@@ -38,7 +39,9 @@ class TestTrainFromSim(testtools.TestCase):
         train.save(bundle, self.model)
         loaded = persist.load(self.model)
         self.assertEqual(bundle.cv_mae, loaded.cv_mae)
-        X = np.tile(np.linspace(0.1, 2.0, 15), (3, 1))
+        self.assertEqual(60, report['summary']['synthetic_workloads'])
+        X = np.tile(np.linspace(0.1, 2.0, len(features.FEATURE_NAMES)),
+                    (3, 1))
         np.testing.assert_allclose(bundle.interference.predict(X),
                                    loaded.interference.predict(X))
 
@@ -55,13 +58,34 @@ class TestTrainFromSim(testtools.TestCase):
     def test_libraries_train_but_only_own_workloads_are_scored(self):
         bundle, report = train.train_from_sim(
             'merlin-mix1', estimators=5, samples_per_workload=6,
-            pv_estimators=5, libraries=('ahn-spec2006',))
+            pv_estimators=5, libraries=('ahn-spec2006',), synthetic=0)
         merlin = sorted(sim.load_scenario('merlin-mix1').profiles)
         summary = report['summary']
         self.assertEqual('sim:merlin-mix1+ahn-spec2006', summary['source'])
         self.assertEqual(7 + 14, summary['workloads'])
         self.assertEqual(7, summary['evaluated_workloads'])
         self.assertEqual((7 + 14) * 6, summary['samples'])
+        self.assertEqual(merlin, sorted(report['cv_per_workload']))
+
+    def test_synthetic_subjects_train_but_leave_named_rows_alone(self):
+        plain, _ = train.sim_dataset('merlin-mix1', samples_per_workload=4,
+                                     synthetic=0)
+        data, parts = train.sim_dataset('merlin-mix1',
+                                        samples_per_workload=4,
+                                        synthetic=12, synthetic_samples=3)
+        named = len(plain.X)
+        # the named workloads' rows (the ones scored) are unchanged
+        np.testing.assert_array_equal(plain.X, data.X[:named])
+        np.testing.assert_array_equal(plain.Y, data.Y[:named])
+        self.assertEqual(named + 12 * 3, len(data.X))
+        self.assertEqual(12, len(data.synthetic))
+        self.assertEqual(set(data.synthetic), set(data.groups[named:]))
+        merlin = sorted(sim.load_scenario('merlin-mix1').profiles)
+        self.assertEqual(merlin, data.evaluate)
+        self.assertEqual(merlin, sorted(w.name for w in parts[1]))
+        self.assertEqual(7, data.summary()['workloads'])
+        self.assertEqual(12, data.summary()['synthetic_workloads'])
+        _, report = train.train_bundle(data, None, estimators=5)
         self.assertEqual(merlin, sorted(report['cv_per_workload']))
 
     def test_same_seed_same_data(self):
@@ -110,6 +134,8 @@ class TestTrainCommandFromSim(testtools.TestCase):
         result = json.loads(out)
         self.assertEqual(7, result['summary']['evaluated_workloads'])
         self.assertEqual(21, result['summary']['workloads'])
+        self.assertEqual(train.DEFAULT_SYNTHETIC,
+                         result['summary']['synthetic_workloads'])
         rc, out, err = self.run_cmd('--from-sim', 'merlin-mix1', '--out',
                                     self.model, '--library', 'nope', *SMALL)
         self.assertNotEqual(0, rc)
