@@ -2,8 +2,12 @@
 
     contention-collector --config-file /etc/contention/collector.conf
     contention-collector --config-file ... --upgrade-db
+
+``[collector] workers`` > 1 runs that many collector processes under this
+one, which restarts any that dies.
 """
 
+import multiprocessing
 import signal
 import sys
 import threading
@@ -35,7 +39,8 @@ def parse_args(argv, conf=None):
 
 
 def main(argv=None):
-    conf = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    conf = parse_args(argv)
     store = store_opts.open_from_conf(conf)
     if conf.upgrade_db:
         store.upgrade()
@@ -47,7 +52,16 @@ def main(argv=None):
                   '%s, this collector needs %s; run contention-collector '
                   '--upgrade-db first', revision or '(none)', head)
         return 1
-    collector = service.CollectorService(conf, store)
+    if conf.collector.workers == 1:
+        return serve(conf, store)
+    # Each worker opens its own connections: none may cross a fork.
+    store.dispose()
+    return supervise(argv, conf.collector.workers)
+
+
+def serve(conf, store, retention=True):
+    """Run one collector until SIGTERM or SIGINT."""
+    collector = service.CollectorService(conf, store, retention=retention)
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
@@ -56,6 +70,57 @@ def main(argv=None):
     LOG.info('Stopping')
     collector.stop()
     store.dispose()
+    return 0
+
+
+def _worker(argv, index):
+    conf = parse_args(argv)
+    sys.exit(serve(conf, store_opts.open_from_conf(conf),
+                   retention=index == 0))
+
+
+#: Seconds between checks on the workers, and before restarting one.
+SUPERVISE_INTERVAL = 1.0
+#: Seconds a worker has to finish its batches after SIGTERM.
+STOP_TIMEOUT = 60.0
+
+
+def supervise(argv, workers):
+    """Run ``workers`` collector processes, restart any that dies.
+
+    They are started fresh ('spawn'), each reading the configuration
+    itself, so no connection or thread crosses a fork. SIGTERM or SIGINT
+    stops them (each finishes the batches it holds), then this returns.
+    """
+    context = multiprocessing.get_context('spawn')
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+
+    def start(index):
+        proc = context.Process(target=_worker, args=(argv, index),
+                               name='contention-collector-%d' % index)
+        proc.start()
+        LOG.info('Started collector worker %d (pid %d)', index, proc.pid)
+        return proc
+    procs = [start(i) for i in range(workers)]
+    while not stopping.wait(SUPERVISE_INTERVAL):
+        for index, proc in enumerate(procs):
+            if not proc.is_alive() and not stopping.is_set():
+                LOG.error('Collector worker %d (pid %d) exited with %s; '
+                          'restarting it', index, proc.pid, proc.exitcode)
+                procs[index] = start(index)
+    LOG.info('Stopping %d collector workers', workers)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(STOP_TIMEOUT)
+        if proc.is_alive():
+            LOG.error('Collector worker pid %d did not stop in %.0f s; '
+                      'killing it', proc.pid, STOP_TIMEOUT)
+            proc.kill()
+            proc.join()
     return 0
 
 

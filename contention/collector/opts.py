@@ -27,6 +27,15 @@ collector_opts = [
     cfg.FloatOpt('batch_timeout', default=0.2, min=0.01,
                  help='Seconds to wait for more queued reports before '
                       'writing a batch smaller than batch_size.'),
+    cfg.IntOpt('workers', default=1, min=1,
+               help='Collector processes to run. Each is a listener in '
+                    '[collector] pool with its own database connection; '
+                    'one of them also enforces retention. Python validates '
+                    'and encodes reports on one core per process, so a '
+                    'controller storing more reports a second than one '
+                    'process manages (see doc/benchmarks.md) needs more '
+                    'workers, up to about its core count less what the '
+                    'database uses. A worker that dies is restarted.'),
     cfg.IntOpt('retention_interval', default=300, min=1,
                help='Seconds between two retention passes over the '
                     'history ([store] history_max_age and '

@@ -64,9 +64,13 @@ class RetentionLoop:
 
 
 class CollectorService:
-    """The listener plus the retention loop, started and stopped together."""
+    """The listener plus the retention loop, started and stopped together.
 
-    def __init__(self, conf, store, transport=None):
+    ``retention=False`` leaves the history limits to another collector
+    process (only one of a host's workers needs to enforce them).
+    """
+
+    def __init__(self, conf, store, transport=None, retention=True):
         self.store = store
         self._own_transport = transport is None
         self.transport = transport or (
@@ -74,17 +78,20 @@ class CollectorService:
         c = conf.collector
         self.listener = make_listener(self.transport, store, c.topic, c.pool,
                                       c.batch_size, c.batch_timeout)
-        self.retention = RetentionLoop(store, c.retention_interval)
+        self.retention = (RetentionLoop(store, c.retention_interval)
+                          if retention else None)
 
     def start(self):
         self.listener.start()
-        self.retention.start()
+        if self.retention:
+            self.retention.start()
         LOG.info('Collecting host reports')
 
     def stop(self):
         """Stop consuming, finish the batches in hand, then close."""
         self.listener.stop()
         self.listener.wait()
-        self.retention.stop()
+        if self.retention:
+            self.retention.stop()
         if self._own_transport:
             self.transport.cleanup()

@@ -91,6 +91,29 @@ class Bus(fixtures.Fixture):
             channel.close()
 
 
+def children(pid):
+    """Worker processes started by ``pid`` (from /proc).
+
+    Only multiprocessing's spawned workers, not its resource tracker.
+    """
+    found = []
+    for name in os.listdir('/proc'):
+        if not name.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % name) as fh:
+                stat = fh.read()
+            with open('/proc/%s/cmdline' % name, 'rb') as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces.
+        if (int(stat.rsplit(')', 1)[1].split()[1]) == pid
+                and b'spawn_main' in cmdline):
+            found.append(int(name))
+    return sorted(found)
+
+
 class CollectorTestCase(base.BaseTestCase):
 
     def setUp(self):
@@ -201,6 +224,39 @@ class TestCollector(CollectorTestCase):
 
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(0, proc.wait(WAIT))
+
+    def test_workers_store_each_report_once_and_a_dead_one_is_restarted(self):
+        tmp = self.useFixture(fixtures.TempDir()).path
+        conf = self.config_file(tmp)
+        with open(conf, 'a') as fh:
+            fh.write('workers = 2\n')
+        log = os.path.join(tmp, 'log')
+        proc = self.spawn('-m', 'contention.collector.cmd',
+                          '--config-file', conf)
+        wait_for(lambda: read(log).count('Collecting host reports') == 2
+                 or proc.poll() is not None, 'two workers to listen')
+        self.assertIsNone(proc.poll(), proc.errors())
+        workers = children(proc.pid)
+        self.assertEqual(2, len(workers))
+
+        def publish(first, n):
+            for i in range(first, first + n):
+                self.bus.publish(reports.host_report('h%d' % i, 100).to_dict())
+        publish(0, 40)
+        wait_for(lambda: stored(self.store) == 40, '40 reports stored')
+
+        os.kill(workers[0], signal.SIGKILL)
+        wait_for(lambda: read(log).count('Collecting host reports') == 3,
+                 'the dead worker to be replaced')
+        self.assertEqual(2, len(children(proc.pid)))
+        self.assertIn('exited with -9; restarting it', read(log))
+        publish(40, 20)
+        wait_for(lambda: stored(self.store) == 60, '60 reports stored')
+        self.assertEqual({'accepted': 60}, self.store.ingestion_counters())
+
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(0, proc.wait(WAIT))
+        self.assertEqual([], children(proc.pid))
 
     def test_two_collectors_in_one_pool_store_each_report_once(self):
         counts = []

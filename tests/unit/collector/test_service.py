@@ -48,6 +48,35 @@ class TestCmd(base.BaseTestCase):
         self.assertEqual(api.TelemetryStore.head_revision(),
                          open_store(self.url).schema_revision())
 
+    def test_more_than_one_worker_is_supervised(self):
+        self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
+        with open(self.args[1], 'a') as fh:
+            fh.write('[collector]\nworkers = 3\n')
+        supervise = self.useFixture(fixtures.MockPatchObject(
+            cmd, 'supervise', return_value=0)).mock
+        serve = self.useFixture(fixtures.MockPatchObject(cmd, 'serve')).mock
+        self.assertEqual(0, cmd.main(self.args))
+        supervise.assert_called_once_with(self.args, 3)
+        serve.assert_not_called()
+
+    def test_one_worker_serves_in_process_with_retention(self):
+        self.assertEqual(0, cmd.main(self.args + ['--upgrade-db']))
+        serve = self.useFixture(fixtures.MockPatchObject(
+            cmd, 'serve', return_value=0)).mock
+        self.assertEqual(0, cmd.main(self.args))
+        self.assertEqual(1, serve.call_count)
+
+    def test_only_the_first_worker_enforces_retention(self):
+        conf = cmd.parse_args(self.args)
+        transport = oslo_messaging.get_notification_transport(
+            conf, url='fake://')
+        self.addCleanup(transport.cleanup)
+        store = open_store(self.url)
+        self.assertIsNone(service.CollectorService(
+            conf, store, transport, retention=False).retention)
+        self.assertIsNotNone(service.CollectorService(
+            conf, store, transport).retention)
+
     def test_refuses_to_run_on_an_empty_store(self):
         log = self.useFixture(fixtures.MockPatchObject(cmd, 'LOG')).mock
         self.assertEqual(1, cmd.main(self.args))
