@@ -368,19 +368,20 @@ class TelemetryStore:
             for rec in report.instances:
                 if rec.image_id:
                     by_image[rec.image_id].append(rec)
+        rows = []
         for image_id in sorted(by_image):
             records = by_image[image_id]
             row = {'image_id': image_id, 'samples': len(records),
                    'updated_at': now, 'merlin_class': None}
-            decay, add = {}, {}
-            for metric in ('mpki', 'mf', 'ipc'):
+            for metric in dialects.PROFILE_METRICS:
                 values = [getattr(r.metrics, metric) for r in records]
-                row[metric], decay[metric], add[metric] = _ewma(
+                (row[metric], row['decay_' + metric],
+                 row['add_' + metric]) = _ewma(
                     [v for v in values if v is not None], self.profile_alpha)
             for rec in records:
                 row['merlin_class'] = rec.merlin_class or row['merlin_class']
-            dialects.update_profile(conn, models.image_profiles, row,
-                                    decay, add)
+            rows.append(row)
+        dialects.update_profiles(conn, models.image_profiles, rows)
 
     def record_rejection(self, reason, n=1):
         """Count ``n`` reports rejected for ``reason`` (``rejected:<reason>``)."""
@@ -483,7 +484,9 @@ class TelemetryStore:
         result = {}
         for host in stamps:
             entry = fresh.get(host) or known[host]
-            result[host] = entry[1]
+            # None: the host's row went (retention) between the queries.
+            if entry is not None:
+                result[host] = entry[1]
         return result
 
     @staticmethod

@@ -157,38 +157,55 @@ def add_to_counters(conn, table, increments):
     conn.execute(stmt)
 
 
-def update_profile(conn, table, row, decay, add):
-    """Fold one batch into an image's exponentially weighted means.
+PROFILE_METRICS = ('mpki', 'mf', 'ipc')
+_PROFILE_STATEMENTS = {}
 
-    ``row`` is what a new profile would hold. For an existing one each mean
-    becomes ``old * decay[m] + add[m]`` (the closed form of applying the
-    batch's samples one by one), or the new value where the old one was
-    unknown; ``samples`` adds up; the Merlin class is the latest known.
+
+def update_profiles(conn, table, rows):
+    """Fold one batch into images' exponentially weighted means.
+
+    Each row holds what a new profile would hold (image_id, the means,
+    merlin_class, samples, updated_at) plus ``decay_<m>`` and ``add_<m>``
+    per metric. For an existing profile each mean becomes
+    ``old * decay + add`` (the closed form of applying the batch's samples
+    one by one), or the new value where the old one was unknown; samples
+    add up; the Merlin class is the latest known. Atomic per row, so two
+    collectors updating one image both count.
+
+    One statement, compiled once per dialect and run for every row.
     """
-    params = {}
+    if not rows:
+        return
     name = conn.dialect.name
+    stmt = _PROFILE_STATEMENTS.get(name)
+    if stmt is None:
+        stmt = _PROFILE_STATEMENTS[name] = _profile_statement(name, table)
+    conn.execute(stmt, rows)
+
+
+def _profile_statement(name, table):
+    values = {c: sa.bindparam(c) for c in (
+        'image_id', 'merlin_class', 'samples', 'updated_at')
+        + PROFILE_METRICS}
     if name in _ON_CONFLICT:
-        stmt = _ON_CONFLICT[name](table).values(row)
+        stmt = _ON_CONFLICT[name](table).values(values)
         new = stmt.excluded
     else:
-        stmt = mysql.insert(table).values(row)
+        stmt = mysql.insert(table).values(values)
         new = stmt.inserted
     sets = []
-    for metric in ('mpki', 'mf', 'ipc'):
+    for metric in PROFILE_METRICS:
         old = table.c[metric]
-        params[metric] = sa.case(
+        sets.append((metric, sa.case(
             (old.is_(None), new[metric]),
             (new[metric].is_(None), old),
-            else_=old * sa.literal(decay[metric], sa.Double())
-            + sa.literal(add[metric], sa.Double()))
-        sets.append((metric, params[metric]))
+            else_=old * sa.bindparam('decay_' + metric, type_=sa.Double())
+            + sa.bindparam('add_' + metric, type_=sa.Double()))))
     sets += [('merlin_class', sa.func.coalesce(new.merlin_class,
                                                table.c.merlin_class)),
              ('samples', table.c.samples + new.samples),
              ('updated_at', new.updated_at)]
     if name in _ON_CONFLICT:
-        stmt = stmt.on_conflict_do_update(index_elements=['image_id'],
+        return stmt.on_conflict_do_update(index_elements=['image_id'],
                                           set_=dict(sets))
-    else:
-        stmt = stmt.on_duplicate_key_update(sets)
-    conn.execute(stmt)
+    return stmt.on_duplicate_key_update(sets)

@@ -44,3 +44,27 @@ class TestStoreOnPostgreSQL(base.BaseTestCase):
         self.assertEqual([(None, None, None, 1.5)], [
             (r.image_id, r.mpki, r.merlin_class, r.ipc) for r in rows])
         self.assertEqual('', self.store.instance_history('i-2')[0].image_id)
+
+    def test_image_profiles_of_one_batch_each_get_their_own_fold(self):
+        # Images with different sample counts in one batch: each has its
+        # own decay, which a batched statement must not share.
+        embedded = api.open_store('sqlite://')
+        self.addCleanup(embedded.dispose)
+        embedded.upgrade()
+        batches = [
+            [reports.host_report('h%d' % i, 100 + i, [reports.instance(
+                'u%d' % i, image_id='img-%d' % (i % 3), mpki=float(i))])
+             for i in range(9)],
+            [reports.host_report('h%d' % i, 200 + i, [reports.instance(
+                'u%d' % i, image_id='img-%d' % (i % 2),
+                mpki=float(10 * i + 1))]) for i in range(7)]]
+        for store in (self.store, embedded):
+            for batch in batches:
+                store.ingest(batch)
+        for image in ('img-0', 'img-1', 'img-2'):
+            here, there = (s.image_profile(image)
+                           for s in (self.store, embedded))
+            self.assertEqual(there.samples, here.samples)
+            self.assertAlmostEqual(there.mpki, here.mpki, places=9)
+        self.assertNotAlmostEqual(self.store.image_profile('img-0').mpki,
+                                  self.store.image_profile('img-1').mpki)

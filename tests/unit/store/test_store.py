@@ -389,6 +389,14 @@ class TestNodeLevelView(StoreTestCase):
         self.assertEqual((), got['a'].instances)
         self.assertEqual(1, got['a'].nodes[0].instances)
 
+    def test_a_host_whose_report_went_meanwhile_is_left_out(self):
+        self.store.ingest([reports.host_report(h, 100) for h in 'ab'])
+        with self.store.engine.begin() as conn:
+            # What retention running between the two queries leaves.
+            conn.execute(sa.delete(models.reports).where(
+                models.reports.c.host == 'a'))
+        self.assertEqual(['b'], list(self.store.latest_reports()))
+
     def test_rows_from_before_the_summary_columns(self):
         rep = reports.host_report('old', 100, [reports.instance('u1')])
         with self.store.engine.begin() as conn:
