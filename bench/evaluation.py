@@ -21,6 +21,7 @@ policy does not place go to the simulator's Nova-like default
 import argparse
 import dataclasses
 import logging
+import math
 import os
 import sys
 import time
@@ -288,10 +289,33 @@ def scale_sweep(sizes):
 
 # -- output --------------------------------------------------------------------
 
+#: Issue 9's target: at least this share of the exact oracle's gain.
+ORACLE_SHARE = 0.95
+#: Float noise allowed when a share is compared or floored.
+_SHARE_EPS = 1e-9
+
+
 def pct(x, signed=True):
     if x is None:
         return 'n/a'
     return ('%+.1f %%' if signed else '%.0f %%') % (100.0 * x)
+
+
+def share(frac):
+    """A share of the oracle's gain, floored to 0.1 %.
+
+    Floored, not rounded, so a share below ORACLE_SHARE never reads as
+    the target (94.96 % shows 94.9 %, not 95.0 %), with the same float
+    tolerance as the verdict (:func:`share_met`).
+    """
+    if frac is None:
+        return 'n/a'
+    return '%.1f %%' % (math.floor(frac * 1000.0 + _SHARE_EPS * 1000.0)
+                        / 10.0)
+
+
+def share_met(frac):
+    return frac >= ORACLE_SHARE - _SHARE_EPS
 
 
 def scenario_table(rows, extra):
@@ -306,7 +330,7 @@ def scenario_table(rows, extra):
                    '%.1f | %.2f | %.3f |' % (
                        label, res.perf_mean, res.perf_min,
                        res.degradation_spread, pct(over),
-                       'n/a' if frac is None else pct(frac, False),
+                       share(frac),
                        res.migrations, res.vcpu_moves, res.memory_moves,
                        res.memory_moved_gib, res.platform_efficiency,
                        res.decision_wall_s))
@@ -339,7 +363,7 @@ def check_targets(results):
             # the oracle gains nothing here: met if ours loses nothing
             oracle_ok = res.perf_mean >= rows['oracle'][0].perf_mean - 1e-3
         else:
-            oracle_ok = frac >= 0.95
+            oracle_ok = share_met(frac)
         checks[name] = dict(mine=mine, perf_ok=perf_ok,
                             best_peer=best_peer.label,
                             peer_perf=rows[best_peer.label][0].perf_mean,
@@ -741,7 +765,7 @@ def targets_section(results, checks):
                     yes_no(c['mig_ok']) + (
                         '' if c['moving'] else ' (no peer migrated)'),
                     'yes' if c['exact'] else 'no',
-                    pct(c['frac'], False), yes_no(c['oracle_ok'])))
+                    share(c['frac']), yes_no(c['oracle_ok'])))
     n = len(checks)
     d += ['', 'Met on: ours >= every peer %d of %d; >= 95 %% of the exact '
           'oracle\'s gain %d of %d scenarios with an exact oracle.' % (
@@ -802,6 +826,41 @@ def _names(names, empty='no scenario'):
     return ', '.join(names) or empty
 
 
+def _seconds(values):
+    values = sorted(set(values))
+    return ' / '.join('%.0f' % v for v in values)
+
+
+def cooldown_sentence(results, names):
+    """What the migration cool-down means for these runs' lengths.
+
+    The cool-down is our policies' own parameter (their defaults unless
+    ENTRIES sets one); the run length is each scenario's epochs x
+    epoch_s.
+    """
+    cooldowns = [sim.load_policy(e.policy, **dict(e.params)).params.cooldown_s
+                 for e in ENTRIES if e.group == 'ours']
+    runs = [results[n][0].epochs * results[n][0].epoch_s for n in names]
+    if min(cooldowns) >= max(runs):
+        how = ('at least as long as these %s s runs, so a VM is '
+               'live-migrated at most once per run' % _seconds(runs))
+    elif max(cooldowns) >= min(runs):
+        how = ('longer than some of these %s s runs, shorter than others'
+               % _seconds(runs))
+    else:
+        how = ('shorter than these %s s runs, so a VM may be '
+               'live-migrated again %s s after its last migration'
+               % (_seconds(runs), _seconds(cooldowns)))
+    return ('A re-pin (the repair, the local phase) does not start the '
+            'migration cool-down: in Watcher only `contention_swap` records '
+            'moves (its live migrations) in the store the strategies take '
+            'the cool-down from, and the simulator\'s view shows the same, '
+            'so the next audit, '
+            'whose counters were measured with the memory local, may swap '
+            'repaired VMs between hosts. A live-migrated VM is held for the '
+            'cool-down (%s s), %s.' % (_seconds(cooldowns), how))
+
+
 def ahn_analysis(results, checks):
     """The Ahn paragraph: whether and how much our swaps act."""
     ours = [e.label for e in ENTRIES if e.group == 'ours']
@@ -837,9 +896,7 @@ def ahn_analysis(results, checks):
          'the best of our rows made %d vCPU moves and %d memory moves in '
          'all over the Ahn scenarios. cache_aware_swap leaves the memory of '
          'VMs whose Memory Factor is below `local_memory_mf` where it is, '
-         'as its local phase does. A repaired VM is then in its cool-down '
-         '(3600 s, longer than these 1800 s runs), so the swaps work only on '
-         'the VMs the repair left alone. The oracle searches the whole '
+         'as its local phase does. %s The oracle searches the whole '
          'placement by ground truth and, like the simulator\'s atomic '
          '`Swap`, exchanges VMs at once; ours balances measured LLC misses '
          'greedily, at most `max_swaps` swaps per audit, takes a move only '
@@ -855,11 +912,12 @@ def ahn_analysis(results, checks):
                  checks[n]['mine']][0])) for n in ahn),
              ', '.join('%s %s' % (n[4:], pct(results[n][3]['oracle'][0]))
                        for n in ahn),
-             ', '.join('%s %s' % (n[4:], pct(checks[n]['frac'], False))
+             ', '.join('%s %s' % (n[4:], share(checks[n]['frac']))
                        for n in ahn),
              ', '.join(below) or 'none',
              sum(rows[n][checks[n]['mine']][0].vcpu_moves for n in ahn),
              sum(rows[n][checks[n]['mine']][0].memory_moves for n in ahn),
+             cooldown_sentence(results, ahn),
              pct(results[wl1][3][checks[wl1]['mine']][0]), wl1), '']
     return d
 
@@ -899,10 +957,36 @@ def overcommit_analysis(results, overcommit):
                      else 'what is left is the gain of the moves inside '
                      'each host (the NUMA repair and the local phase), '
                      'which need no spare CPU.'))
+        d[-1] += ' ' + swaps_versus_local(results, overcommit, best)
     else:
         d[-1] += ('Some swaps still start without over-commit (the hosts '
                   'are not all full at every audit).')
     return d + ['']
+
+
+def swaps_versus_local(results, overcommit, best):
+    """Whether the host swaps added to the moves inside each host.
+
+    Without over-commit no swap starts, so the what-if's best row is the
+    in-host moves alone; the shipped best row adds the swaps.
+    """
+    diff = {n: _perf(results, n, best_ours(results[n][1]))
+            - overcommit[n][best[n]].perf_mean for n in overcommit}
+    up = [n for n in overcommit if diff[n] > 1e-3]
+    down = [n for n in overcommit if diff[n] < -1e-3]
+    text = ('The host swaps (shipped minus what-if, best rows, mean '
+            'performance: %s) added more than 0.001 on %s and lost more '
+            'than that on %s.' % (
+                ', '.join('%s %+.3f' % (n[4:], diff[n]) for n in overcommit),
+                _names(up), _names(down)))
+    if down:
+        text += (' Where they lose, either the migrations cost more while '
+                 'they ran than the swaps gained in the rest of the run, or '
+                 'balancing measured LLC misses led to a placement the '
+                 'model runs slower: our contention estimate, not the '
+                 'performance the oracle sees, decides; this is reported, '
+                 'not tuned away.')
+    return text
 
 
 def merlin_analysis(results):
@@ -1048,7 +1132,7 @@ def analysis(results, checks, overcommit, arrivals):
                   if c['frac'] is None and c['oracle_ok']
                   else 'the oracle gains nothing, ours loses'
                   if c['frac'] is None
-                  else 'ours %s of its gain' % pct(c['frac'], False))
+                  else 'ours %s of its gain' % share(c['frac']))
                   for k, c in checks.items() if c['exact'])), '']
     rejected = {n: sum(results[n][1][lb][0].rejected_actions for lb in ours)
                 for n in results}

@@ -599,8 +599,11 @@ class Simulator(object):
                         + self._gids(h, inst.mem_frac), transfer,
                         self.scenario.migration.memory_move_slowdown)
             self.costs.memory_moves += 1
-        if moved_v > 1e-9 or moved_m > 1e-9:
-            inst.last_moved_at = 1.0e9 + self.now
+        # A re-pin does not set last_moved_at: the policies' view shows
+        # the instance's last live migration, as Watcher's telemetry store
+        # does (contention_swap records its migrations there,
+        # contention_repin records nothing), so the migration cool-down
+        # does not hold a VM that was only re-pinned on its own host.
 
     def _gids(self, h, frac):
         off = self.state.node_offset(h)

@@ -34,6 +34,9 @@ class SimInstance:
     quota: float = 1.0
     phase_offset: float = 0.0
     movable: bool = True
+    #: When it was last live-migrated (simulated epoch seconds), what the
+    #: policies' view shows as InstanceView.last_moved_at; re-pins on
+    #: its own host do not count (Watcher's store records migrations).
     last_moved_at: Optional[float] = None
 
     @property

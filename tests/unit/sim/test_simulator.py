@@ -139,6 +139,29 @@ class TestApply(base.BaseTestCase):
             inst.uuid, 'not-its-host', inst.host),)))
         self.assertEqual(1, len(outcome.rejected))
 
+    def test_only_migrations_start_the_cooldown(self):
+        # The view's last_moved_at is what Watcher's store records:
+        # contention_swap's live migrations, not contention_repin.
+        sim = simulator.Simulator(_tiny())
+        view = sim.view()
+        inst = view.instances[0]
+        self.assertIsNone(inst.last_moved_at)
+        sim.apply(cluster.Plan(actions=(
+            cluster.Repin(inst.uuid, inst.host, 1 - inst.socket,
+                          move_memory=False),)))
+        sim.apply(cluster.Plan(actions=(
+            cluster.Repin(inst.uuid, inst.host, 1 - inst.socket,
+                          move_memory=True),)))
+        self.assertEqual(1, sim.costs.vcpu_moves)
+        self.assertEqual(1, sim.costs.memory_moves)
+        self.assertIsNone(sim.view().instance(inst.uuid).last_moved_at)
+        other = [h.name for h in view.hosts if h.name != inst.host][0]
+        sim.step()
+        sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            inst.uuid, inst.host, other, 1),)))
+        moved = sim.view()
+        self.assertEqual(moved.now, moved.instance(inst.uuid).last_moved_at)
+
 
 class _PickLast(policy.Policy):
     name = 'pick_last'
