@@ -24,7 +24,8 @@ from contention.placement import important
 from contention.placement import models
 from contention.placement import persist
 
-DEFAULT_ESTIMATORS = 60
+#: Trees in each of the interference model's two forests (one per output).
+DEFAULT_ESTIMATORS = 40
 DEFAULT_PV_ESTIMATORS = 40
 DEFAULT_SAMPLES = 40
 #: Seeded synthetic simulator profiles added as training subjects, and
