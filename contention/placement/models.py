@@ -1,6 +1,6 @@
 """The interference model and the placement-vector model.
 
-Both are multi-output random forests, as in the placement-model paper
+Both are random forests, as in the placement-model paper
 (``shared/papers/003_*``, section 5: "a multi-output Random Forest
 regressor ... known for its ability to learn non-linear functions with
 very little or no tuning"), with scikit-learn's conventions: parameters
@@ -8,7 +8,8 @@ in ``__init__``, learning in ``fit``, nothing hidden.
 
 * :class:`InterferenceModel`: features of (instance profile, landing cell
   state) -> (instance's normalised performance, co-runners' mean
-  slowdown). This is what the Nova weigher asks per candidate host.
+  slowdown), one forest per output. This is what the Nova weigher asks
+  per candidate host.
 * :class:`PlacementVectorModel`: a workload's performance in two important
   placements -> its performance in every important placement (section 5;
   the two inputs chosen automatically for accuracy).
@@ -85,22 +86,59 @@ def leave_one_group_out(make, X, Y, groups, output_names, evaluate=None):
         per_workload=per_workload, folds=len(names))
 
 
+class _PerOutputForests:
+    """One single-output forest per target column, fit and predicted together.
+
+    A multi-output forest chooses each split on the summed squared error of
+    both targets, so the co-runner slowdown (mostly near 0) and the
+    performance (spread over 0-1, collapsing for latency services) compete
+    for the same splits; one forest each lets every target have its own
+    splits and its own settings (``params[i]`` for column ``i``).
+    """
+
+    def __init__(self, n_estimators, random_state, params):
+        self.forests = [ensemble.RandomForestRegressor(
+            n_estimators=n_estimators, random_state=random_state, n_jobs=1,
+            **p) for p in params]
+
+    def fit(self, X, Y):
+        for i, forest in enumerate(self.forests):
+            forest.fit(X, Y[:, i])
+        return self
+
+    def predict(self, X):
+        return np.column_stack([f.predict(X) for f in self.forests])
+
+
 class InterferenceModel:
-    """(profile, cell) features -> (performance, co-runner slowdown)."""
+    """(profile, cell) features -> (performance, co-runner slowdown).
+
+    One random forest per output (see :class:`_PerOutputForests`), each of
+    ``n_estimators`` trees. The performance forest splits on every feature
+    with ``min_samples_leaf`` samples a leaf; the co-runner forest's
+    settings are :data:`CORUNNER_PARAMS`, chosen by group 3-fold
+    cross-validation over the synthetic training subjects only (rows every
+    leave-one-workload-out fold trains on; no held-out workload involved).
+    """
 
     kind = 'interference'
+    #: Settings of the co-runner slowdown forest (see the class doc).
+    CORUNNER_PARAMS = {'min_samples_leaf': 1, 'max_features': 0.6}
 
-    def __init__(self, n_estimators=60, min_samples_leaf=2, random_state=0):
+    def __init__(self, n_estimators=40, min_samples_leaf=2, random_state=0):
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
-        self.forest_ = None
+        #: One fitted forest per output, in TARGET_NAMES order.
+        self.forests_ = None
         self.cv_ = None
         self.summary_ = {}
 
     def _make(self):
-        return _forest(self.n_estimators, self.random_state,
-                       self.min_samples_leaf)
+        return _PerOutputForests(
+            self.n_estimators, self.random_state,
+            [{'min_samples_leaf': self.min_samples_leaf},
+             self.CORUNNER_PARAMS])
 
     def fit(self, X, Y, groups=None):
         X, Y = np.asarray(X, float), np.asarray(Y, float)
@@ -111,7 +149,7 @@ class InterferenceModel:
             raise ValueError('expected targets of shape (%d, %d), got %s'
                              % (X.shape[0], len(features.TARGET_NAMES),
                                 Y.shape))
-        self.forest_ = self._make().fit(X, Y)
+        self.forests_ = self._make().fit(X, Y).forests
         self.summary_ = {'samples': int(X.shape[0])}
         if groups is not None:
             self.summary_['workloads'] = len(set(np.asarray(groups).tolist()))
@@ -125,12 +163,13 @@ class InterferenceModel:
 
     def predict(self, X):
         """Array (n, 2): performance and co-runner slowdown, clipped 0-1."""
-        if self.forest_ is None:
+        if self.forests_ is None:
             raise ValueError('the interference model is not trained')
         X = np.asarray(X, float)
         if X.ndim == 1:
             X = X.reshape(1, -1)
-        return np.clip(self.forest_.predict(X).reshape(len(X), -1), 0.0, 1.0)
+        return np.clip(np.column_stack([f.predict(X) for f in self.forests_]),
+                       0.0, 1.0)
 
 
 class PlacementVectorModel:

@@ -11,8 +11,10 @@ arbitrary code the way a pickle can. It holds a plain dictionary:
 * ``feature_names`` and ``target_names``: checked against this code's;
 * ``summary``: what it was trained on (source, samples, workloads, date);
 * ``cv_mae``: the measured per-workload leave-one-out error;
-* the forests, and for the placement-vector model its placement labels
-  and chosen input pair.
+* the forests (the interference model's: one per output, in
+  ``target_names`` order; a file with the older single multi-output
+  forest is refused with "retrain"), and for the placement-vector model
+  its placement labels and chosen input pair.
 
 :func:`load` raises :class:`ModelFileError` saying what is wrong and where
 for a missing file, a file that is not a skops archive, an archive with
@@ -76,7 +78,7 @@ def save(bundle, path):
             'params': {'n_estimators': im.n_estimators,
                        'min_samples_leaf': im.min_samples_leaf,
                        'random_state': im.random_state},
-            'forest': im.forest_, 'cv': _cv_dict(im.cv_),
+            'forests': list(im.forests_), 'cv': _cv_dict(im.cv_),
             'summary': dict(im.summary_)},
         'placement_vector': None,
     }
@@ -139,15 +141,26 @@ def _bundle_from(data, path):
         raise ModelFileError('model file %s has other features than schema '
                              'version %d defines' % (path, version))
     part = data['interference']
+    if 'forests' not in part:
+        raise ModelFileError(
+            'model file %s holds one multi-output interference forest (an '
+            'older layout); this code uses one forest per output: retrain '
+            'it with contention-train' % path)
     im = models.InterferenceModel(**part['params'])
-    im.forest_ = part['forest']
+    im.forests_ = list(part['forests'])
     im.cv_ = _cv_from(part['cv'])
     im.summary_ = dict(part['summary'])
-    if getattr(im.forest_, 'n_features_in_', None) != len(
-            features.FEATURE_NAMES):
-        raise ModelFileError('model file %s: its interference forest does '
-                             'not take %d features'
-                             % (path, len(features.FEATURE_NAMES)))
+    if len(im.forests_) != len(features.TARGET_NAMES):
+        raise ModelFileError('model file %s: %d interference forests, not '
+                             'one per output (%d)'
+                             % (path, len(im.forests_),
+                                len(features.TARGET_NAMES)))
+    for forest in im.forests_:
+        if getattr(forest, 'n_features_in_', None) != len(
+                features.FEATURE_NAMES):
+            raise ModelFileError('model file %s: its interference forest '
+                                 'does not take %d features'
+                                 % (path, len(features.FEATURE_NAMES)))
     pv = None
     part = data.get('placement_vector')
     if part is not None:

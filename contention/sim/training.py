@@ -154,7 +154,10 @@ class SimulatorPerformance(object):
     """A deterministic PerformanceSource backed by the solver (see module).
 
     Answers are memoised per trial (trials are frozen dataclasses), so
-    asking twice costs one solve.
+    asking twice costs one solve; and solver runs are memoised per set of
+    placed profiles (names and nodes) and core cap, so trials that share
+    a sub-problem (the co-runners alone, a profile alone) solve it once.
+    The solver is deterministic: memoising changes no answer.
     """
 
     def __init__(self, hw, profiles):
@@ -165,6 +168,7 @@ class SimulatorPerformance(object):
         #: Synthetic training profiles (subjects only).
         self.synthetic = frozenset()
         self._best = {}
+        self._solved = {}
         self.solves = 0
 
     def _profile(self, workload):
@@ -175,6 +179,18 @@ class SimulatorPerformance(object):
                              'simulator source (known: %s)'
                              % (workload.name,
                                 ', '.join(sorted(self.profiles))))
+
+    def _solve(self, placed, cap=None):
+        """Normalised performance of ``placed`` [(profile, nodes)]."""
+        key = (tuple((prof.name, tuple(nodes)) for prof, nodes in placed),
+               None if cap is None else tuple(sorted(cap.items())))
+        perf = self._solved.get(key)
+        if perf is None:
+            perf = self.host.solve(placed, cap)[0]
+            perf.setflags(write=False)
+            self._solved[key] = perf
+            self.solves += 1
+        return perf
 
     def best_alone(self, name):
         """The best normalised performance of a profile alone on the host.
@@ -187,8 +203,7 @@ class SimulatorPerformance(object):
             nodes = self.host.model.node_ids
             best = 1.0
             for k in range(1, len(nodes) + 1):
-                perf = self.host.solve([(prof, nodes[:k])])[0]
-                self.solves += 1
+                perf = self._solve([(prof, tuple(nodes[:k]))])
                 best = max(best, float(perf[0]))
             self._best[name] = best
         return self._best[name]
@@ -217,14 +232,12 @@ class SimulatorPerformance(object):
         others = [(self._profile(c.workload), tuple(sorted(c.nodes)))
                   for c in trial.corunners]
         cap = self._cap(trial, prof)
-        perf = self.host.solve([(prof, tuple(sorted(trial.nodes)))]
-                               + others, cap)[0]
-        self.solves += 1
+        perf = self._solve([(prof, tuple(sorted(trial.nodes)))] + others,
+                           cap)
         own = min(1.0, float(perf[0]) / self.best_alone(prof.name))
         ratios = ()
         if others:
-            without = self.host.solve(others, cap)[0]
-            self.solves += 1
+            without = self._solve(others, cap)
             ratios = tuple(float(w) / max(float(wo), 1e-12)
                            for w, wo in zip(perf[1:], without))
         return datasets.Outcome(performance=own,

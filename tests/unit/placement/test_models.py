@@ -121,6 +121,22 @@ class TestInterferenceModel(testtools.TestCase):
              features.feature_row(heavy, busy)])
         self.assertGreater(pred[0, 0], pred[1, 0])
 
+    def test_one_forest_per_output(self):
+        # each output has its own forest: the co-runner target does not
+        # move the performance forest's splits
+        rng = np.random.default_rng(0)
+        X = rng.random((120, len(features.FEATURE_NAMES)))
+        Y = np.column_stack([X[:, 0], rng.random(120)])
+        Y2 = np.column_stack([X[:, 0], X[:, 1]])
+        a = models.InterferenceModel(n_estimators=10).fit(X, Y)
+        b = models.InterferenceModel(n_estimators=10).fit(X, Y2)
+        self.assertEqual(2, len(a.forests_))
+        np.testing.assert_allclose(a.predict(X)[:, 0], b.predict(X)[:, 0])
+        self.assertFalse(np.allclose(a.predict(X)[:, 1], b.predict(X)[:, 1]))
+        self.assertEqual(
+            models.InterferenceModel.CORUNNER_PARAMS['max_features'],
+            a.forests_[1].max_features)
+
     def test_bad_shapes(self):
         model = models.InterferenceModel()
         self.assertRaises(ValueError, model.fit, np.zeros((3, 2)),
@@ -258,6 +274,20 @@ class TestPersistence(testtools.TestCase):
         exc = self.assertRaises(persist.ModelFileError, persist.load,
                                 self.path)
         self.assertIn('schema version 99', str(exc))
+        self.assertIn('retrain', str(exc))
+
+    def test_older_single_forest_layout_refused(self):
+        bundle = trained_bundle(samples=5)
+        self._save_dict({
+            'format': persist.FORMAT, 'kind': persist.KIND,
+            'schema_version': features.SCHEMA_VERSION,
+            'feature_names': list(features.FEATURE_NAMES),
+            'interference': {'params': {'n_estimators': 20},
+                             'forest': bundle.interference.forests_[0],
+                             'cv': None, 'summary': {}}})
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('older layout', str(exc))
         self.assertIn('retrain', str(exc))
 
     def test_untrusted_type_refused(self):
