@@ -21,8 +21,8 @@ are an error, so a minor version may only add optional fields that readers of
 that version declare.
 """
 
-import copy
 import dataclasses
+import json
 import math
 import re
 import threading
@@ -242,46 +242,45 @@ class _TopologyMemo:
     hardware model send the same one but for the host name; checking its
     hundreds of CPUs and caches each time was a quarter of the
     collector's validation work. A topology whose content (host name
-    aside) equals one already checked is that topology under the new
-    name. The comparison is of the decoded JSON itself, so it cannot
-    confuse two different topologies; the memo keeps its own deep copy,
-    so a caller changing its dict afterwards changes nothing here.
+    aside) is the same JSON as one already checked is that topology under
+    the new name. The key is the JSON text itself, which tells ``true``
+    from ``1`` and ``1.0`` from ``1`` (Python's ``==`` does not) and cannot
+    hold NaN, so the memo never accepts what the full check would refuse.
     """
 
     #: Distinct hardware models remembered (a cloud has a handful).
     MAX = 64
 
     def __init__(self):
-        self._known = []
+        self._known = {}
         self._lock = threading.Lock()
 
     @staticmethod
-    def _content(data):
+    def _key(data):
         if not isinstance(data, dict) or not isinstance(
                 data.get('hostname'), str):
             return None
-        return dict(data, hostname='')
+        try:
+            return json.dumps(dict(data, hostname=''), allow_nan=False,
+                              separators=(',', ':'))
+        except (TypeError, ValueError):
+            return None     # not plain JSON: the full check says why
 
     def get(self, data):
-        content = self._content(data)
-        if content is None:
+        key = self._key(data)
+        topology = None if key is None else self._known.get(key)
+        if topology is None:
             return None
-        for known, topology in self._known:
-            if known == content:
-                return dataclasses.replace(topology,
-                                           hostname=data['hostname'])
-        return None
+        return dataclasses.replace(topology, hostname=data['hostname'])
 
     def put(self, data, topology):
-        content = self._content(data)
-        if content is None:
+        key = self._key(data)
+        if key is None:
             return
-        entry = (copy.deepcopy(content),
-                 dataclasses.replace(topology, hostname=''))
         with self._lock:
-            # Newest first; the list is rebuilt, never changed in place,
-            # so get() can walk it without the lock.
-            self._known = [entry] + self._known[:self.MAX - 1]
+            if len(self._known) >= self.MAX:
+                del self._known[next(iter(self._known))]
+            self._known[key] = dataclasses.replace(topology, hostname='')
 
 
 _TOPOLOGIES = _TopologyMemo()

@@ -399,6 +399,18 @@ class TestTopologyMemo(base.BaseTestCase):
                           'expected a string, got 7'),
                          (exc.path, exc.problem))
 
+    def test_json_spellings_python_calls_equal_are_not_the_same(self):
+        report.HostReport.from_dict(self.data)
+        # True == 1 in Python; the full check refuses a boolean node id.
+        cpus = self.data['topology']['cpus']
+        index = next(i for i, cpu in enumerate(cpus) if cpu['node'] == 1)
+        cpus[index]['node'] = True
+        exc = self.assertRaises(report.InvalidReport,
+                                report.HostReport.from_dict, self.data)
+        self.assertEqual(('report.topology.cpus[%d].node' % index,
+                          'expected an integer, got True'),
+                         (exc.path, exc.problem))
+
     def test_bounded(self):
         memo = report._TopologyMemo()
         topology = example_report.example_topology()
