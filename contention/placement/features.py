@@ -266,10 +266,17 @@ def cells_from_report(report):
     """{node id: CellState} from a HostReport's per-node aggregates.
 
     Co-runners' miss intensity and CPU demand come from the report's
-    instance records (see :func:`_instance_loads`).
+    instance records (see :func:`_instance_loads`). A report read without
+    them (the store's node-level view, what the Nova weigher reads) leaves
+    both unknown on a node whose aggregate counts instances, so the
+    features fall back to the summed MPKI and vCPUs, rather than taking
+    the node for idle.
     """
     aggregates = {agg.node: agg for agg in report.nodes}
     loads = _instance_loads(report)
+    if not report.instances:
+        loads = {agg.node: (None, None) for agg in report.nodes
+                 if agg.instances}
     cells = {}
     for node in report.topology.nodes:
         agg = aggregates.get(node.id)

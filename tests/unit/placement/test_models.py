@@ -1,5 +1,6 @@
 """Interference and placement-vector models, datasets and model files."""
 
+import dataclasses
 import os
 
 import fixtures
@@ -103,6 +104,25 @@ class TestFeatures(testtools.TestCase):
                                       cells[1].co_cpu_demand))
         self.assertEqual(1, cells[0].llc_level)
         self.assertIsNone(cells[1].llc_level)
+
+    def test_node_level_view_leaves_loads_unknown_not_zero(self):
+        # The weigher reads reports without instance records: a node that
+        # holds instances must not look idle to the model.
+        full = store_reports.host_report(
+            'h1', 100, [store_reports.instance('u1', mpki=12.0)])
+        light = dataclasses.replace(full, instances=())
+        cells = features.cells_from_report(light)
+        self.assertEqual((None, None), (cells[0].co_miss_intensity,
+                                        cells[0].co_cpu_demand))
+        self.assertEqual(12.0, cells[0].co_mpki_sum)
+        # a node the aggregates call empty is idle all the same
+        self.assertEqual(0, light.nodes[1].instances)
+        self.assertEqual((0.0, 0.0), (cells[1].co_miss_intensity,
+                                      cells[1].co_cpu_demand))
+        row = dict(zip(features.FEATURE_NAMES, features.feature_row(
+            features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4,
+                                     memory_mib=4096), cells[0])))
+        self.assertEqual(12.0, row['co_miss_intensity'])
 
 
 class TestInterferenceModel(testtools.TestCase):
