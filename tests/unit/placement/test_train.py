@@ -149,6 +149,16 @@ class TestTrainCommandFromSim(testtools.TestCase):
         self.assertFalse(os.path.exists(self.model))
 
 
+def small_model_file(test):
+    """A quickly trained ahn-wl1 model (4 trees) saved in a temp dir."""
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path, 'm.model')
+    bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
+                                     samples_per_workload=5,
+                                     cross_validate=False)
+    train.save(bundle, path)
+    return path
+
+
 class TestPolicyModel(testtools.TestCase):
 
     def test_trains_from_the_scenario_when_no_model(self):
@@ -159,12 +169,7 @@ class TestPolicyModel(testtools.TestCase):
         self.assertIn('trained from scenario ahn-wl1', p.notes[0])
 
     def test_model_path_is_used_and_no_training(self):
-        d = self.useFixture(fixtures.TempDir()).path
-        path = os.path.join(d, 'm.model')
-        bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
-                                         samples_per_workload=5,
-                                         cross_validate=False)
-        train.save(bundle, path)
+        path = small_model_file(self)
         p = policy.ContentionWeigherPolicy(model_path=path)
         p.bind(sim.Simulator('ahn-wl1'))
         self.assertEqual([], p.notes)
@@ -208,12 +213,7 @@ class TestSimPolicyArgs(testtools.TestCase):
         self.assertIn('bogus', err.getvalue())
 
     def test_evaluate_with_a_model_file(self):
-        d = self.useFixture(fixtures.TempDir()).path
-        path = os.path.join(d, 'm.model')
-        bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
-                                         samples_per_workload=5,
-                                         cross_validate=False)
-        train.save(bundle, path)
+        path = small_model_file(self)
         out = io.StringIO()
         self.useFixture(fixtures.MonkeyPatch('sys.stdout', out))
         rc = sim_cmd.main(['evaluate', '--scenario', 'ahn-wl1', '--policy',
