@@ -22,11 +22,12 @@ that version declare.
 """
 
 import dataclasses
-import json
 import math
 import re
 import threading
 from typing import Optional
+
+import orjson
 
 from contention import schema
 from contention.topology import HostTopology
@@ -243,9 +244,11 @@ class _TopologyMemo:
     hundreds of CPUs and caches each time was a quarter of the
     collector's validation work. A topology whose content (host name
     aside) is the same JSON as one already checked is that topology under
-    the new name. The key is the JSON text itself, which tells ``true``
-    from ``1`` and ``1.0`` from ``1`` (Python's ``==`` does not) and cannot
-    hold NaN, so the memo never accepts what the full check would refuse.
+    the new name. The key is the JSON text itself (orjson's), which tells
+    ``true`` from ``1`` and ``1.0`` from ``1`` (Python's ``==`` does not);
+    orjson writes NaN and infinities as ``null``, so a hit must also equal,
+    by ``==``, the data the key was made from, which NaN never does. The
+    memo therefore never accepts what the full check would refuse.
     """
 
     #: Distinct hardware models remembered (a cloud has a handful).
@@ -256,31 +259,33 @@ class _TopologyMemo:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(data):
+    def _nameless(data):
         if not isinstance(data, dict) or not isinstance(
                 data.get('hostname'), str):
-            return None
+            return None, None
+        nameless = dict(data, hostname='')
         try:
-            return json.dumps(dict(data, hostname=''), allow_nan=False,
-                              separators=(',', ':'))
-        except (TypeError, ValueError):
-            return None     # not plain JSON: the full check says why
+            return nameless, orjson.dumps(nameless)
+        except TypeError:
+            return None, None   # not plain JSON: the full check says why
 
     def get(self, data):
-        key = self._key(data)
-        topology = None if key is None else self._known.get(key)
-        if topology is None:
+        nameless, key = self._nameless(data)
+        known = None if key is None else self._known.get(key)
+        if known is None or known[0] != nameless:
             return None
-        return dataclasses.replace(topology, hostname=data['hostname'])
+        return dataclasses.replace(known[1], hostname=data['hostname'])
 
     def put(self, data, topology):
-        key = self._key(data)
+        _nameless, key = self._nameless(data)
         if key is None:
             return
         with self._lock:
             if len(self._known) >= self.MAX:
                 del self._known[next(iter(self._known))]
-            self._known[key] = dataclasses.replace(topology, hostname='')
+            # The data as the key spells it: the caller's dict may change.
+            self._known[key] = (orjson.loads(key),
+                                dataclasses.replace(topology, hostname=''))
 
 
 _TOPOLOGIES = _TopologyMemo()

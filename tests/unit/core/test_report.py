@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from oslotest import base
 
 from contention import report
+from contention import schema
 from contention import topology_parse
 from tests.unit.fixtures import example_report
 from tests.unit.fixtures import hosts
@@ -36,6 +37,11 @@ class TestRoundTrip(base.BaseTestCase):
         loaded = report.HostReport.from_dict(data)
         self.assertEqual(original, loaded)
         self.assertEqual(data, _through_json(loaded.to_dict()))
+        try:
+            fast = schema._fast_loader(report.HostReport)(data)
+        except schema._GiveUp:
+            return      # e.g. an integral number where a float is declared
+        self.assertEqual(loaded, fast)
 
     @settings(max_examples=50, deadline=None)
     @given(strategies.topologies())
@@ -79,6 +85,11 @@ class TestExampleInDoc(base.BaseTestCase):
         self.assertEqual(example_report.example_report(), loaded)
         # same text too, so the regeneration command is the way to update.
         self.assertEqual(example_report.example_json(), text)
+
+    def test_an_agents_report_takes_the_fast_loader_whole(self):
+        data = json.loads(self._doc_example())
+        fast = schema._fast_loader(report.HostReport)(data)
+        self.assertEqual(example_report.example_report(), fast)
 
 
 class TestBadInput(base.BaseTestCase):
@@ -410,6 +421,14 @@ class TestTopologyMemo(base.BaseTestCase):
         self.assertEqual(('report.topology.cpus[%d].node' % index,
                           'expected an integer, got True'),
                          (exc.path, exc.problem))
+
+    def test_nan_never_matches_the_null_it_is_written_as(self):
+        self.data['topology']['cpus'][0]['l2'] = None
+        report.HostReport.from_dict(self.data)
+        self.data['topology']['cpus'][0]['l2'] = float('nan')
+        exc = self.assertRaises(report.InvalidReport,
+                                report.HostReport.from_dict, self.data)
+        self.assertEqual('report.topology.cpus[0].l2', exc.path)
 
     def test_bounded(self):
         memo = report._TopologyMemo()

@@ -136,3 +136,56 @@ class TestLoad(base.BaseTestCase):
         data = {'count': 1, 'ratio': None, 'flag': False, 'ids': (2,),
                 'per_node': {0: 1.0}, 'tallies': {}, 'inner': None}
         self.assertEqual(data, schema.dump(_load(data)))
+
+
+#: JSON values of every kind, well- and ill-formed, for Outer's fields.
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3)
+    | st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(
+        ['low', 'high', 'mid', '0', '07', '-1']),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(['0', '1', '07', 'a', 'level']), inner, max_size=3),
+    max_leaves=6)
+_OUTER_FIELDS = [f.name for f in dataclasses.fields(Outer)] + ['zeta']
+
+
+class TestFastLoader(base.BaseTestCase):
+    """The generated loader agrees with the checked one, or gives up."""
+
+    def checked(self, data):
+        try:
+            return schema._class_loader(Outer)(data, 'x')
+        except schema.InvalidData as exc:
+            return exc
+
+    @given(st.dictionaries(st.sampled_from(_OUTER_FIELDS), _ANY_JSON,
+                           max_size=6))
+    def test_never_accepts_what_the_checked_loader_refuses(self, data):
+        expected = self.checked(data)
+        try:
+            fast = schema._fast_loader(Outer)(data)
+        except schema._GiveUp:
+            return
+        self.assertNotIsInstance(expected, schema.InvalidData)
+        self.assertEqual(expected, fast)
+        # Same types too: 1 == 1.0 == True would hide a missed conversion.
+        for field in dataclasses.fields(Outer):
+            self.assertIs(type(getattr(expected, field.name)),
+                          type(getattr(fast, field.name)))
+
+    def test_takes_well_formed_json_whole(self):
+        data = {'count': 1, 'ratio': 2.5, 'flag': True, 'ids': [3, 4],
+                'per_node': {'0': 1.5}, 'tallies': {'a': 0},
+                'inner': {'level': 'high'}}
+        self.assertEqual(self.checked(data), schema._fast_loader(Outer)(data))
+
+    def test_gives_up_on_what_needs_converting_or_naming(self):
+        for data in ({'count': 2.0}, {'count': 0, 'ratio': 3},
+                     {'count': True}, {'count': -1},
+                     {'count': 0, 'ratio': float('nan')},
+                     {'count': 0, 'ids': [1, True]},
+                     {'count': 0, 'per_node': {'07': 1.0}},
+                     {'count': 0, 'inner': {'level': 'mid'}},
+                     {'count': 0, 'zeta': 1}, {}):
+            self.assertRaises(schema._GiveUp, schema._fast_loader(Outer),
+                              data)
