@@ -70,6 +70,23 @@ def _copy_column(column, values):
     return [_COPY_NULL if v is None else repr(v) for v in values]
 
 
+_STATEMENTS = {}
+
+
+def _cached(key, build):
+    """The statement ``build()`` makes, built once per ``key``.
+
+    Run with a list of parameter dicts, a cached INSERT goes through
+    SQLAlchemy's "insertmanyvalues" batching, compiled once; an INSERT
+    with ``.values(rows)`` was compiled anew for every batch, with a bound
+    parameter per value, which cost as much CPU as the database's work.
+    """
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        stmt = _STATEMENTS[key] = build()
+    return stmt
+
+
 def has_returning(conn):
     return conn.dialect.name in _ON_CONFLICT
 
@@ -81,10 +98,11 @@ def insert_new_reports(conn, table, rows):
     """
     name = conn.dialect.name
     if name in _ON_CONFLICT:
-        stmt = _ON_CONFLICT[name](table).values(rows).on_conflict_do_nothing(
+        stmt = _cached(('new_reports', name, table), lambda: _ON_CONFLICT[
+            name](table).on_conflict_do_nothing(
             index_elements=['host', 'timestamp']).returning(
-            table.c.id, table.c.host, table.c.timestamp)
-        return {(r.host, r.timestamp): r.id for r in conn.execute(stmt)}
+            table.c.id, table.c.host, table.c.timestamp))
+        return {(r.host, r.timestamp): r.id for r in conn.execute(stmt, rows)}
     inserted = {}
     for row in rows:
         result = conn.execute(
@@ -115,13 +133,17 @@ def upsert_newer(conn, table, rows):
     """
     name = conn.dialect.name
     if name in _ON_CONFLICT:
-        stmt = _ON_CONFLICT[name](table).values(rows)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=['host'],
-            set_={c: stmt.excluded[c] for c in rows[0] if c != 'host'},
-            where=table.c.timestamp < stmt.excluded.timestamp,
-        ).returning(table.c.host)
-        return {r.host for r in conn.execute(stmt)}
+        columns = tuple(rows[0])
+
+        def build():
+            stmt = _ON_CONFLICT[name](table)
+            return stmt.on_conflict_do_update(
+                index_elements=['host'],
+                set_={c: stmt.excluded[c] for c in columns if c != 'host'},
+                where=table.c.timestamp < stmt.excluded.timestamp,
+            ).returning(table.c.host)
+        stmt = _cached(('newer', name, table, columns), build)
+        return {r.host for r in conn.execute(stmt, rows)}
     stmt = mysql.insert(table).values(rows)
     newer = stmt.inserted.timestamp > table.c.timestamp
     # MySQL assigns left to right: timestamp must be replaced last, after
