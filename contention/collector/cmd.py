@@ -7,6 +7,7 @@
 one, which restarts any that dies.
 """
 
+import gc
 import multiprocessing
 import signal
 import sys
@@ -65,6 +66,10 @@ def serve(conf, store, retention=True):
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
+    # What start-up imported and built lives as long as the process: out
+    # of the garbage collector's sight, a full collection no longer walks
+    # it while reports are being validated.
+    gc.freeze()
     collector.start()
     stopping.wait()
     LOG.info('Stopping')

@@ -14,6 +14,7 @@ from oslo_log import log as logging
 import oslo_messaging
 from sqlalchemy import exc as sa_exc
 
+from contention import gc_pause
 from contention import report as report_mod
 
 LOG = logging.getLogger(__name__)
@@ -57,12 +58,13 @@ class ReportEndpoint:
     def handle(self, payloads):
         """Validate and store ``payloads``; return HANDLED or REQUEUE."""
         valid, rejections = [], {}
-        for payload in payloads:
-            report, reason = self.validate(payload)
-            if report is None:
-                rejections[reason] = rejections.get(reason, 0) + 1
-            else:
-                valid.append(report)
+        with gc_pause.paused():
+            for payload in payloads:
+                report, reason = self.validate(payload)
+                if report is None:
+                    rejections[reason] = rejections.get(reason, 0) + 1
+                else:
+                    valid.append(report)
         try:
             self.store.ingest(valid, rejections=rejections)
         except DATA_ERRORS:

@@ -11,9 +11,8 @@ See ``doc/store.md`` for the operator's view and the design decisions.
 """
 
 import collections
-import contextlib
 import dataclasses
-import gc
+import math
 import os
 import threading
 import time
@@ -24,6 +23,7 @@ import alembic.config
 import sqlalchemy as sa
 from sqlalchemy import pool as sa_pool
 
+from contention import gc_pause
 from contention.store import codec
 from contention.store import dialects
 from contention.store import models
@@ -33,6 +33,12 @@ DEFAULT_URL = 'sqlite:////var/lib/contention/telemetry.sqlite'
 #: 1 / alpha samples count, so a profile follows an image whose workload
 #: changes, without being swayed by one odd interval.
 DEFAULT_PROFILE_ALPHA = 0.1
+#: Seconds between stored instance samples of a host (see :func:`sampled`).
+#: A 40-instance host reporting every 10 s would add 345,600 sample rows a
+#: day, the database's main cost; the history is read a minute or more at
+#: a time (repercussion checks, training), and every report's full body
+#: stays in the report history anyway.
+DEFAULT_SAMPLE_INTERVAL_S = 60.0
 _CHUNK = 500
 
 
@@ -101,12 +107,14 @@ class IngestResult:
 
 def open_store(url=DEFAULT_URL, *, history_max_age_s=7 * 86400,
                history_max_rows_per_host=10000,
-               profile_alpha=DEFAULT_PROFILE_ALPHA):
+               profile_alpha=DEFAULT_PROFILE_ALPHA,
+               sample_interval_s=DEFAULT_SAMPLE_INTERVAL_S):
     """A :class:`TelemetryStore` on ``url`` (any SQLAlchemy URL)."""
     return TelemetryStore(_engine(url),
                           history_max_age_s=history_max_age_s,
                           history_max_rows_per_host=history_max_rows_per_host,
-                          profile_alpha=profile_alpha)
+                          profile_alpha=profile_alpha,
+                          sample_interval_s=sample_interval_s)
 
 
 def _engine(url):
@@ -192,23 +200,19 @@ def _sample_rows(report, report_id):
     return rows
 
 
-@contextlib.contextmanager
-def _no_gc():
-    """No cyclic garbage collection while decoding thousands of reports.
+def sampled(report, interval_s):
+    """Whether ``report``'s instance samples are stored.
 
-    Decoding allocates tens of thousands of small objects, none in a
-    cycle; each allocation burst makes the collector walk everything the
-    process holds (including the previous decoded reports), which cost
-    about a third of a 10,000-host read. Reference counting still frees
-    what is dropped; the collector runs again as soon as this ends.
+    When its interval, ``(timestamp - interval_s, timestamp]``, holds a
+    multiple of ``interval_s`` (the sampling period; 0 samples every
+    report): about one report per period per host, decided by the report
+    alone, so redeliveries and several collectors agree on it.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    if interval_s <= 0 or report.interval_s >= interval_s:
+        return True
+    return (math.floor(report.timestamp / interval_s)
+            != math.floor((report.timestamp - report.interval_s)
+                          / interval_s))
 
 
 def _ewma(values, alpha):
@@ -240,7 +244,8 @@ class TelemetryStore:
 
     def __init__(self, engine, *, history_max_age_s=7 * 86400,
                  history_max_rows_per_host=10000,
-                 profile_alpha=DEFAULT_PROFILE_ALPHA):
+                 profile_alpha=DEFAULT_PROFILE_ALPHA,
+                 sample_interval_s=DEFAULT_SAMPLE_INTERVAL_S):
         if history_max_rows_per_host < 1:
             raise ValueError('history_max_rows_per_host must be >= 1')
         if not 0 < profile_alpha <= 1:
@@ -249,6 +254,9 @@ class TelemetryStore:
         self.history_max_age_s = history_max_age_s
         self.history_max_rows_per_host = history_max_rows_per_host
         self.profile_alpha = profile_alpha
+        if not sample_interval_s >= 0:
+            raise ValueError('sample_interval_s must be >= 0')
+        self.sample_interval_s = sample_interval_s
         # Decoded latest reports by host: {host: (timestamp, HostReport)}.
         # A reader that asks again only decodes hosts that reported since.
         self._decoded = {}
@@ -326,7 +334,9 @@ class TelemetryStore:
                 inserted.update(dialects.insert_new_reports(
                     conn, models.reports, rows[start:start + _CHUNK]))
             new = [unique[key] for key in unique if key in inserted]
-            self._insert_samples(conn, new, inserted)
+            self._insert_samples(conn, [
+                r for r in new if sampled(r, self.sample_interval_s)],
+                inserted)
             newest = {}
             for report in new:
                 newest[report.host] = report        # sorted: last is newest
@@ -474,7 +484,7 @@ class TelemetryStore:
                            if known[h] is None or known[h][0] != ts)
             # Most of a big table: one pass over it beats IN lists.
             whole = hosts is None and 2 * len(stale) > len(stamps) > _CHUNK
-            with _no_gc():
+            with gc_pause.paused():
                 if with_instances:
                     fresh = self._fetch_reports(conn, stale, whole=whole)
                 else:

@@ -27,6 +27,17 @@ store_opts = [
                  min=0.001, max=1.0,
                  help='Weight of a new sample in the per-image rolling '
                       'means (about the last 1/alpha samples count).'),
+    cfg.FloatOpt('instance_sample_interval',
+                 default=api.DEFAULT_SAMPLE_INTERVAL_S, min=0,
+                 help='Seconds between the per-instance sample rows stored '
+                      'for a host (the instance history that repercussion '
+                      'checks read). A report is sampled when its interval '
+                      'holds a multiple of this period, so every collector '
+                      'agrees; 0 samples every report. Every report is '
+                      'still kept whole in the report history, its host\'s '
+                      'latest report and the image profiles. Sample rows '
+                      'are most of what the database writes: at 10 s agent '
+                      'intervals, 60 stores a sixth of them.'),
 ]
 
 
@@ -40,4 +51,5 @@ def open_from_conf(conf):
         conf.store.connection,
         history_max_age_s=conf.store.history_max_age,
         history_max_rows_per_host=conf.store.history_max_rows_per_host,
-        profile_alpha=conf.store.profile_alpha)
+        profile_alpha=conf.store.profile_alpha,
+        sample_interval_s=conf.store.instance_sample_interval)

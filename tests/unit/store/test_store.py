@@ -11,6 +11,7 @@ import hypothesis
 from oslotest import base
 import sqlalchemy as sa
 
+from contention import gc_pause
 from contention.store import api
 from contention.store import CachedReader
 from contention.store import codec
@@ -23,10 +24,14 @@ from tests.unit.store import reports
 
 
 class StoreTestCase(base.BaseTestCase):
+    """A store that samples every report's instances.
+
+    The tests' reports are 10 s apart and check per-report history.
+    """
 
     def setUp(self):
         super().setUp()
-        self.store = open_store('sqlite://')
+        self.store = open_store('sqlite://', sample_interval_s=0)
         self.store.upgrade()
         self.addCleanup(self.store.dispose)
 
@@ -187,10 +192,58 @@ class TestImageProfiles(StoreTestCase):
         self.assertIsNone(self.store.image_profile(None))
 
 
+class TestSampling(base.BaseTestCase):
+    """Instance samples at most once per period per host."""
+
+    def history(self, period, stamps, interval_s=10.0):
+        """Reports at ``stamps``; each interval since the one before."""
+        store = open_store('sqlite://', sample_interval_s=period)
+        store.upgrade()
+        self.addCleanup(store.dispose)
+        batch, previous = [], None
+        for t in stamps:
+            batch.append(dataclasses.replace(reports.host_report(
+                'a', t, [reports.instance('u1')]), interval_s=(
+                    interval_s if previous is None else t - previous)))
+            previous = t
+        store.ingest(batch)
+        return store, [r.timestamp for r in store.instance_history('u1')]
+
+    def test_the_report_whose_interval_crosses_the_period_is_sampled(self):
+        store, sampled = self.history(60, range(10, 200, 10))
+        self.assertEqual([60.0, 120.0, 180.0], sampled)
+        # Every report is still in the history, whole, and in the profile.
+        self.assertEqual(19, len(store.host_history('a')))
+        self.assertEqual(19, store.image_profile('image-a').samples)
+
+    def test_jittered_reports_keep_one_sample_per_period(self):
+        _store, sampled = self.history(60, [10.2, 20.1, 29.9, 40.3, 50.2,
+                                            59.6, 69.8, 80.0, 90.1, 100.2,
+                                            110.0, 120.6])
+        self.assertEqual([69.8, 120.6], sampled)
+
+    def test_redelivery_and_other_collectors_agree(self):
+        store, first = self.history(60, [50, 60, 70])
+        store.ingest([reports.host_report('a', 60, [reports.instance('u1')])])
+        again = [r.timestamp for r in store.instance_history('u1')]
+        self.assertEqual([60.0], first)
+        self.assertEqual(first, again)
+
+    def test_long_intervals_and_zero_sample_every_report(self):
+        self.assertEqual([100.0, 200.0],
+                         self.history(60, [100, 200], interval_s=100)[1])
+        self.assertEqual([10.0, 20.0], self.history(0, [10, 20])[1])
+
+    def test_negative_period_is_refused(self):
+        self.assertRaises(ValueError, open_store, 'sqlite://',
+                          sample_interval_s=-1)
+
+
 class TestRetention(StoreTestCase):
 
     def test_rows_per_host(self):
-        store = open_store('sqlite://', history_max_rows_per_host=2)
+        store = open_store('sqlite://', history_max_rows_per_host=2,
+                           sample_interval_s=0)
         store.upgrade()
         store.ingest([reports.host_report('a', t, [reports.instance('u1')])
                       for t in (10, 20, 30)]
@@ -409,15 +462,15 @@ class TestNodeLevelView(StoreTestCase):
                          self.store.latest_reports(with_instances=False))
 
 
-class TestNoGc(base.BaseTestCase):
+class TestGcPause(base.BaseTestCase):
 
     def test_restores_the_collector_state(self):
         self.addCleanup(gc.enable)
         gc.enable()
-        with api._no_gc():
+        with gc_pause.paused():
             self.assertFalse(gc.isenabled())
         self.assertTrue(gc.isenabled())
         gc.disable()
-        with api._no_gc():
+        with gc_pause.paused():
             pass
         self.assertFalse(gc.isenabled())

@@ -50,7 +50,8 @@ def model(hosts, placements, locked=(), disabled=(), numa=()):
 
 
 def store(*host_reports, moves=()):
-    st = store_api.open_store('sqlite://')
+    # Every report's instances sampled: the history tests read them.
+    st = store_api.open_store('sqlite://', sample_interval_s=0)
     st.upgrade()
     st.ingest(list(host_reports), now=max(
         [r.timestamp for r in host_reports] or [0]))
