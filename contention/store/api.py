@@ -266,6 +266,9 @@ class TelemetryStore:
         self._shapes = {}
         self._topologies = {}
         self._decoded_lock = threading.Lock()
+        # Whether the last node-level read of every host found most of
+        # them changed (see latest_reports).
+        self._mostly_changed = False
         # Digests this object has seen committed to ``topologies`` (which
         # retention never prunes), so each is sent to the database once.
         self._stored_digests = set()
@@ -469,8 +472,22 @@ class TelemetryStore:
             now = time.time() if now is None else now
             query = query.where(latest.c.timestamp >= now - max_age_s)
         cache = self._decoded if with_instances else self._summaries
+        # A reader refreshing once per agent interval finds most hosts
+        # changed each time: then one pass reads the node-level rows with
+        # their timestamps, rather than a pass for the timestamps and
+        # another for what changed.
+        one_pass = (hosts is None and not with_instances
+                    and self._mostly_changed)
+        prefetched = None
         with self.engine.connect() as conn:
-            if hosts is None:
+            if one_pass:
+                summaries = self._summary_query()
+                if max_age_s is not None:
+                    summaries = summaries.where(
+                        latest.c.timestamp >= now - max_age_s)
+                prefetched = conn.execute(summaries).all()
+                stamps = {row[0]: row[1] for row in prefetched}
+            elif hosts is None:
                 stamps = dict(conn.execute(query).all())
             else:
                 hosts = sorted(set(hosts))
@@ -484,11 +501,18 @@ class TelemetryStore:
                            if known[h] is None or known[h][0] != ts)
             # Most of a big table: one pass over it beats IN lists.
             whole = hosts is None and 2 * len(stale) > len(stamps) > _CHUNK
+            if hosts is None and not with_instances:
+                self._mostly_changed = whole
             with gc_pause.paused():
                 if with_instances:
                     fresh = self._fetch_reports(conn, stale, whole=whole)
                 else:
-                    fresh = self._fetch_summaries(conn, stale, whole=whole)
+                    if prefetched is not None:
+                        wanted = set(stale)
+                        prefetched = [row for row in prefetched
+                                      if row[0] in wanted]
+                    fresh = self._fetch_summaries(conn, stale, whole=whole,
+                                                  rows=prefetched)
         with self._decoded_lock:
             cache.update(fresh)
         result = {}
@@ -532,24 +556,32 @@ class TelemetryStore:
             fresh[host] = (ts, report)
         return fresh
 
-    def _fetch_summaries(self, conn, hosts, whole=False):
+    @staticmethod
+    def _summary_query():
+        latest = models.latest_reports
+        return sa.select(latest.c.host, latest.c.timestamp,
+                         latest.c.summary, latest.c.topology_digest)
+
+    def _fetch_summaries(self, conn, hosts, whole=False, rows=None):
         """{host: (timestamp, HostReport without instances)}.
+
+        ``rows``: the hosts' rows of :meth:`_summary_query`, when the
+        caller already has them.
 
         One topology is decoded per digest (a hardware model), and each
         host's renamed copy is kept until its digest changes. A row written
         before the summary columns existed, or whose topology text is
         missing, is decoded from its whole history row instead.
         """
-        latest = models.latest_reports
-        rows, legacy, unknown = {}, [], set()
-        query = sa.select(latest.c.host, latest.c.timestamp,
-                          latest.c.summary, latest.c.topology_digest)
-        for host, ts, summary, digest in self._latest_rows(conn, query, hosts,
-                                                           whole):
+        if rows is None:
+            rows = self._latest_rows(conn, self._summary_query(), hosts,
+                                     whole)
+        legacy, unknown, by_host = [], set(), {}
+        for host, ts, summary, digest in rows:
             if summary is None:
                 legacy.append(host)
                 continue
-            rows[host] = (ts, summary, digest)
+            by_host[host] = (ts, summary, digest)
             if digest not in self._shapes:
                 unknown.add(digest)
         wanted = sorted(unknown)
@@ -560,7 +592,7 @@ class TelemetryStore:
                     topologies.c.digest.in_(wanted[start:start + _CHUNK]))):
                 self._shapes[digest] = codec.decode_topology(text)
         fresh = {}
-        for host, (ts, summary, digest) in rows.items():
+        for host, (ts, summary, digest) in by_host.items():
             shape = self._shapes.get(digest)
             if shape is None:
                 legacy.append(host)

@@ -391,6 +391,38 @@ class TestNodeLevelView(StoreTestCase):
         third = self.store.latest_reports(with_instances=False)['a']
         self.assertEqual(changed.topology, third.topology)
 
+    def test_a_reader_that_finds_most_hosts_changed_reads_in_one_pass(self):
+        hosts = ['h%04d' % i for i in range(api._CHUNK + 20)]
+
+        def report_all(t, skip=()):
+            self.store.ingest([reports.host_report(h, t) for h in hosts
+                               if h not in skip])
+        statements = []
+        sa.event.listen(self.store.engine, 'before_cursor_execute',
+                        lambda *args: statements.append(args[2]))
+        report_all(100)
+        self.store.latest_reports(with_instances=False)    # all new
+        report_all(110, skip={'h0003'})
+        del statements[:]
+        light = self.store.latest_reports(with_instances=False)
+        self.assertEqual(1, len([s for s in statements
+                                 if 'latest_reports' in s]))
+        self.assertEqual(100.0, light['h0003'].timestamp)
+        self.assertEqual({110.0}, {r.timestamp for h, r in light.items()
+                                   if h != 'h0003'})
+        # A host gone from the table is gone from the answer; a freshness
+        # cutoff applies in the one pass too.
+        report_all(120)
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.delete(models.latest_reports).where(
+                models.latest_reports.c.host == 'h0001'))
+        fresh = self.store.latest_reports(with_instances=False,
+                                          max_age_s=5, now=124)
+        self.assertEqual(len(hosts) - 1, len(fresh))
+        self.assertNotIn('h0001', fresh)
+        self.assertEqual(fresh, self.store.latest_reports(
+            with_instances=False, max_age_s=5, now=124))
+
     def test_hosts_of_one_model_share_their_topology_parts(self):
         odd = dataclasses.replace(reports.host_report('c', 100),
                                   topology=reports.small_topology('other'))
