@@ -106,7 +106,7 @@ def _from_plain(cls, data):
             value = tuple(tuple(v) if isinstance(v, list) else v
                           for v in value)
         elif kind == _TUPLE_DC:
-            value = tuple(from_plain(sub, item) for item in value)
+            value = tuple([from_plain(sub, item) for item in value])
         elif kind == _DICT_INT:
             value = {int(k): v for k, v in value.items()}
         elif kind == _DICT:
