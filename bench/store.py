@@ -13,9 +13,14 @@ Measured:
   batches of 100 (the collector's default ``batch_size``), into a SQLite
   file and into PostgreSQL on localhost; and the collector's whole path
   per batch (``ReportEndpoint.handle``: ``HostReport.from_dict``
-  validation of the payload dict, then ingest) into PostgreSQL. Both
-  again with 1 and 2 processes writing at once, as ``[collector]
-  workers`` runs them. The broker is not involved.
+  validation of the payload, JSON-decoded as it comes off the bus, then
+  ingest) into PostgreSQL. Both again with 1 and 2 processes writing at
+  once, as ``[collector] workers`` runs them, with instance samples
+  stored as configured by default (``[store] instance_sample_interval``
+  = 60 s) and for every report (0). Hosts report every 10 s, each at its
+  own phase, as agents started at different times do, so with the
+  default about one report in six carries sample rows. The broker is not
+  involved.
 * **all-hosts read**: ``latest_reports(with_instances=False)`` (the
   node-level view the Nova weigher needs: topology and node aggregates)
   with 1,000 and 10,000 hosts stored, and ``latest_reports()`` (whole
@@ -108,6 +113,17 @@ def topology(host, sockets=2, cores=16, threads=2):
         distances=((10, 21), (21, 10)))
 
 
+#: Agents' reporting interval, and the phase spread of their timestamps.
+AGENT_INTERVAL_S = 10.0
+#: [store] instance_sample_interval values measured side by side.
+SAMPLE_INTERVALS = (api.DEFAULT_SAMPLE_INTERVAL_S, 0.0)
+
+
+def phase(host_index):
+    """A host's offset in seconds: hosts spread evenly over a minute."""
+    return (host_index * 7.3) % 60.0
+
+
 def host_report(host, timestamp, rng):
     topo = topology(host)
     instances = []
@@ -184,15 +200,21 @@ def collector_rate(store, payloads):
     return len(payloads) / (time.perf_counter() - start)
 
 
-def _parallel_worker(url, seed, hosts, collector, ready, start, done,
-                     finish):
+def payload(report):
+    """What the collector gets off the bus: the report's JSON, decoded."""
+    return json.loads(json.dumps(report.to_dict()))
+
+
+def _parallel_worker(url, seed, hosts, collector, sample_interval_s, ready,
+                     start, done, finish):
     """One process of :func:`parallel_rate`: its own reports and store."""
     rng = random.Random(seed)
     now = time.time()
-    reports = [host_report(host, now, rng) for host in hosts]
-    store = open_store(url)
+    reports = [host_report(host, now + phase(index), rng)
+               for index, host in hosts]
+    store = open_store(url, sample_interval_s=sample_interval_s)
     endpoint = endpoint_mod.ReportEndpoint(store)
-    payloads = [r.to_dict() for r in reports] if collector else None
+    payloads = [payload(r) for r in reports] if collector else None
     ready.put(os.getpid())
     start.wait()
     began, cpu = time.perf_counter(), time.process_time()
@@ -231,7 +253,8 @@ def postgres_cpu_s():
     return total / os.sysconf('SC_CLK_TCK')
 
 
-def parallel_rate(url, processes, collector, total=PARALLEL_REPORTS):
+def parallel_rate(url, processes, collector, sample_interval_s,
+                  total=PARALLEL_REPORTS):
     """Reports/s of ``processes`` processes writing ``total`` reports.
 
     What ``[collector] workers = processes`` does: each process has its
@@ -245,9 +268,10 @@ def parallel_rate(url, processes, collector, total=PARALLEL_REPORTS):
     start, finish = context.Event(), context.Event()
     tag = 'collector' if collector else 'ingest'
     procs = [context.Process(target=_parallel_worker, args=(
-        url, k, ['%s-%d-%05d' % (tag, processes, i)
+        url, k, [(i, '%s-%d-%05d' % (tag, processes, i))
                  for i in range(k, total, processes)],
-        collector, ready, start, done, finish)) for k in range(processes)]
+        collector, sample_interval_s, ready, start, done, finish))
+        for k in range(processes)]
     for proc in procs:
         proc.start()
     for _ in procs:
@@ -328,6 +352,11 @@ def reads(url, hosts, results, name):
         results['read', name, hosts] = read_ms(url, hosts, True)
 
 
+def _sampling(interval_s):
+    return ('every report' if not interval_s
+            else 'every %g s (default)' % interval_s)
+
+
 def run(url, reports, payloads, results, name):
     store = open_store(url)
     store.upgrade()
@@ -347,9 +376,9 @@ def run(url, reports, payloads, results, name):
 def main():
     rng = random.Random(42)
     now = time.time()
-    reports = [host_report('compute-%05d' % i, now, rng)
+    reports = [host_report('compute-%05d' % i, now + phase(i), rng)
                for i in range(INGEST_REPORTS)]
-    payloads = [r.to_dict() for r in reports[:COLLECTOR_REPORTS]]
+    payloads = [payload(r) for r in reports[:COLLECTOR_REPORTS]]
     size = len(json.dumps(payloads[0]))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -357,15 +386,16 @@ def main():
             'SQLite')
     with postgres_database() as url:
         run(url, reports, payloads, results, 'PostgreSQL')
-    for processes in PROCESSES:
-        for collector in (False, True):
-            # Each in a database of its own, all starting empty.
-            with postgres_database() as url:
-                store = open_store(url)
-                store.upgrade()
-                store.dispose()
-                results['parallel', collector, processes] = parallel_rate(
-                    url, processes, collector)
+    for sample in SAMPLE_INTERVALS:
+        for processes in PROCESSES:
+            for collector in (False, True):
+                # Each in a database of its own, all starting empty.
+                with postgres_database() as url:
+                    store = open_store(url)
+                    store.upgrade()
+                    store.dispose()
+                    results['parallel', collector, processes, sample] = (
+                        parallel_rate(url, processes, collector, sample))
     load = os.getloadavg()
 
     ing_pg = results['ingest', 'PostgreSQL']
@@ -386,26 +416,34 @@ def main():
     print()
     print('Side by side, as `[collector] workers` runs them: %s reports '
           'written by N processes at once into one PostgreSQL database '
-          '(the database runs on the same %d CPUs).\n'
-          % (format(PARALLEL_REPORTS, ','), os.cpu_count()))
-    print('| path | processes | reports/s | CPU ms per report: writers '
-          '| CPU ms per report: PostgreSQL |')
-    print('|---|---|---|---|---|')
+          '(the database runs on the same %d CPUs). Instance samples: '
+          '`[store] instance_sample_interval`, %g s by default (hosts at '
+          'spread phases, so about one report in %g carries sample rows) '
+          'or 0 (every report).\n'
+          % (format(PARALLEL_REPORTS, ','), os.cpu_count(),
+             SAMPLE_INTERVALS[0], SAMPLE_INTERVALS[0] / AGENT_INTERVAL_S))
+    print('| path | instance samples | processes | reports/s | CPU ms per '
+          'report: writers | CPU ms per report: PostgreSQL |')
+    print('|---|---|---|---|---|---|')
     for collector, label in ((False, 'store.ingest'),
                              (True, 'collector (validate + ingest)')):
-        for processes in PROCESSES:
-            print('| %s | %d | %.0f | %.2f | %.2f |' % (
-                (label, processes) + results['parallel', collector,
-                                             processes]))
+        for sample in SAMPLE_INTERVALS:
+            for processes in PROCESSES:
+                print('| %s | %s | %d | %.0f | %.2f | %.2f |' % (
+                    (label, _sampling(sample), processes)
+                    + results['parallel', collector, processes, sample]))
     print()
-    cpu = [sum(results['parallel', True, n][1:]) for n in PROCESSES]
-    print('The collector path costs %.1f-%.1f ms of CPU per report in all '
-          '(its processes and the database together), so %d CPUs can '
-          'store at most about %.0f reports/s whatever the number of '
-          'processes; more CPUs, for more workers or for the database on '
-          'its own host, raise that ceiling.\n' % (
-              min(cpu), max(cpu), os.cpu_count(),
-              os.cpu_count() * 1000 / min(cpu)))
+    for sample in SAMPLE_INTERVALS:
+        cpu = [sum(results['parallel', True, n, sample][1:])
+               for n in PROCESSES]
+        print('With instance samples %s, the collector path costs %.1f-%.1f '
+              'ms of CPU per report in all (its processes and the database '
+              'together): %d CPUs can store at most about %.0f reports/s '
+              'whatever the number of processes.' % (
+                  _sampling(sample), min(cpu), max(cpu), os.cpu_count(),
+                  os.cpu_count() * 1000 / min(cpu)))
+    print('More CPUs, for more workers or for the database on its own '
+          'host, raise that ceiling.\n')
     print('| all hosts, `latest_reports(...)` | hosts | cold ms | '
           'refresh ms, median of %d | refresh ms, max | warm ms |'
           % REFRESHES)
@@ -425,14 +463,21 @@ def main():
     def verdict(ok):
         return 'met' if ok else '**missed**'
     print('Targets (PostgreSQL):\n')
-    best = max(PROCESSES, key=lambda n: results['parallel', False, n][0])
-    ing_best = results['parallel', False, best][0]
-    print('- ingest >= %.0f reports/s: %s (store.ingest: %.0f/s in one '
-          'process, %.0f/s with %d processes; the collector\'s whole path '
-          'with validation: %.0f/s in one process, %.0f/s with %d)' % (
-              INGEST_TARGET, verdict(ing_best >= INGEST_TARGET), ing_pg,
-              ing_best, best, results['collector', 'PostgreSQL'],
-              results['parallel', True, PROCESSES[-1]][0], PROCESSES[-1]))
+    default = SAMPLE_INTERVALS[0]
+    best = max(PROCESSES,
+               key=lambda n: results['parallel', True, n, default][0])
+    rate = results['parallel', True, best, default][0]
+    print('- ingest >= %.0f reports/s, the collector\'s whole path '
+          '(validation and store) with the default settings: %s (%.0f/s '
+          'with %d processes, %.0f/s with 1; store.ingest of validated '
+          'reports alone: %.0f/s with %d processes; with the samples of '
+          'every report stored, the whole path: %.0f/s with %d processes)'
+          % (INGEST_TARGET, verdict(rate >= INGEST_TARGET), rate, best,
+             results['parallel', True, PROCESSES[0], default][0],
+             results['parallel', False, PROCESSES[-1], default][0],
+             PROCESSES[-1],
+             results['parallel', True, PROCESSES[-1], 0.0][0],
+             PROCESSES[-1]))
     print('- all-hosts read at 10,000 hosts < %.0f ms, node-level view '
           '(what the weigher needs), every host with a new report: %s '
           '(refresh %.0f ms, median of %d, %.0f ms at worst; %.0f ms for '
