@@ -12,7 +12,7 @@ class TestStoreOnPostgreSQL(base.BaseTestCase):
     def setUp(self):
         super().setUp()
         db = self.useFixture(services.PostgresDatabase())
-        self.store = api.open_store(db.url)
+        self.store = api.open_store(db.url, sample_interval_s=0)
         self.addCleanup(self.store.dispose)
         self.store.upgrade()
 
