@@ -36,6 +36,7 @@ import math
 from contention import arbitration
 from contention import classify
 from contention import cluster
+from contention import quota
 
 HOST = 'host'
 SOCKET = 'socket'
@@ -97,6 +98,10 @@ class SwapParameters:
     a vCPU re-pin to its memory's socket or a move of its memory to its
     vCPUs' node (Ahn et al.'s "local NUMA-aware scheduling", sections 3
     and 4.2).
+    ``cpu_quota`` runs :func:`contention.quota.quota_phase` last: a capped
+    instance that uses nearly all its allocation gets one more core when
+    its socket, after the moves, has one free and the co-runners suffer
+    less from its extra misses than it gains (Merlin sections 3.3-3.5).
     """
 
     threshold: float = 5e6
@@ -108,6 +113,7 @@ class SwapParameters:
     local_phase: bool = True
     local_memory_mf: float = classify.Thresholds().mf_low
     numa_repair: bool = True
+    cpu_quota: bool = True
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -1114,7 +1120,10 @@ def cache_aware(view, params=SwapParameters(), hurt=()):
         actions += local
     swaps, skipped, state, reason = global_phase(view, params, HOST, hurt,
                                                  skipped, state=state)
-    return _plan(view, actions + swaps, skipped, state, reason)
+    actions += swaps
+    if params.cpu_quota:
+        actions += quota.quota_phase(state.final_view(), skipped)
+    return _plan(view, actions, skipped, state, reason)
 
 
 def numa_aware(view, params=SwapParameters(), hurt=()):
@@ -1130,4 +1139,7 @@ def numa_aware(view, params=SwapParameters(), hurt=()):
     actions, skipped, state, reason = global_phase(view, params, SOCKET,
                                                    hurt, skipped,
                                                    state=state)
-    return _plan(view, repairs + actions, skipped, state, reason)
+    actions = repairs + actions
+    if params.cpu_quota:
+        actions += quota.quota_phase(state.final_view(), skipped)
+    return _plan(view, actions, skipped, state, reason)

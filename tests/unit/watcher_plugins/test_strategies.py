@@ -248,6 +248,49 @@ class TestNumaAwareSwap(_StrategyTest):
         self.assertEqual([], solution.actions)
 
 
+class TestCpuQuota(_StrategyTest):
+    """The quota phase becomes contention_cpu_quota actions."""
+
+    strategy_cls = strategies.NumaAwareSwap
+
+    def run_capped(self, **params):
+        # The reports carry no CPU quota (the agent does not report it):
+        # the view is given one, as the simulator's is.
+        model, store = self.two_hosts()
+        build = strategies.NumaAwareSwap.build_view
+
+        def capped(strategy, now):
+            built = build(strategy, now)
+            view = built.view
+            instances = tuple(
+                dataclasses.replace(i, cpu_quota=0.5, cpu_util=0.5)
+                if i.uuid == f.uid('c0') else i for i in view.instances)
+            return dataclasses.replace(built, view=dataclasses.replace(
+                view, instances=instances))
+        with mock.patch.object(strategies.NumaAwareSwap, 'build_view',
+                               capped):
+            return self.run_strategy(model, store, max_swaps=0, **params)
+
+    def test_capped_instance_using_its_quota_gets_one_more_core(self):
+        solution = self.run_capped()
+        self.assertEqual(
+            [{'action_type': 'contention_cpu_quota',
+              'input_parameters': {'resource_id': f.uid('c0'),
+                                   'host': 'cold', 'quota': 1.0,
+                                   'old_quota': 0.5}}],
+            solution.actions)
+        # Watcher validates the action's input against its schema.
+        from watcher_strategies import actions
+        action = actions.ContentionCpuQuota(mock.Mock())
+        action.input_parameters = solution.actions[0]['input_parameters']
+        action.validate_parameters()
+
+    def test_parameter_turns_it_off(self):
+        self.assertEqual([], self.run_capped(cpu_quota=False).actions)
+        self.assertIs(True, strategies.CacheAwareSwap.get_schema()[
+            'properties']['cpu_quota']['default'])
+
+
 class TestShippedScenarios(_StrategyTest):
     """Watcher's own scenario models, with telemetry for every instance."""
 
@@ -282,4 +325,5 @@ class TestShippedScenarios(_StrategyTest):
                     for action in solution.actions:
                         self.assertIn(action['action_type'],
                                       ('contention_swap', 'contention_repin',
-                                       'migrate'), name)
+                                       'contention_cpu_quota', 'migrate'),
+                                      name)
