@@ -105,6 +105,8 @@ class ContentionSwapBase(base.BaseStrategy):
     #: :func:`contention.swap.cache_aware` or ``numa_aware``.
     algorithm = None
     has_local_phase = False
+    #: Default of ``contention_swaps``: on for numa_aware_swap only.
+    contention_swaps = False
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
@@ -192,6 +194,21 @@ class ContentionSwapBase(base.BaseStrategy):
                                'its extra misses (Merlin sections '
                                '3.3-3.5).',
                 'type': 'boolean', 'default': True},
+            'min_predicted_gain': {
+                'description': 'A move must lower the predicted contention '
+                               '(co-runners\' LLC misses weighted by each '
+                               'instance\'s Memory Factor) of the sockets '
+                               'it touches by its cost plus this fraction '
+                               'of it: a margin for the estimate\'s error.',
+                'type': 'number', 'minimum': 0, 'maximum': 1,
+                'default': swap.SwapParameters.min_predicted_gain},
+            'contention_swaps': {
+                'description': 'After the balancing, use the swaps left '
+                               '(max_swaps) on the swaps between the most '
+                               'and least contended units that lower the '
+                               'predicted contention most, even when the '
+                               'LLC misses are already even.',
+                'type': 'boolean', 'default': cls.contention_swaps},
         }
         if cls.has_local_phase:
             properties['local_phase'] = {
@@ -238,7 +255,11 @@ class ContentionSwapBase(base.BaseStrategy):
             local_memory_mf=float(self._param(
                 'local_memory_mf', swap.SwapParameters.local_memory_mf)),
             numa_repair=bool(self._param('numa_repair', True)),
-            cpu_quota=bool(self._param('cpu_quota', True)))
+            cpu_quota=bool(self._param('cpu_quota', True)),
+            min_predicted_gain=float(self._param(
+                'min_predicted_gain', swap.SwapParameters.min_predicted_gain)),
+            contention_swaps=bool(self._param('contention_swaps',
+                                              type(self).contention_swaps)))
 
     def pre_execute(self):
         # Not BaseStrategy._pre_execute: it logs the whole model as XML at
@@ -491,6 +512,7 @@ class NumaAwareSwap(ContentionSwapBase):
     """
 
     algorithm = staticmethod(swap.numa_aware)
+    contention_swaps = True
 
     @classmethod
     def get_name(cls):

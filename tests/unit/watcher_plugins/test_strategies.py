@@ -58,8 +58,11 @@ class TestCacheAwareSwap(_StrategyTest):
 
     def test_plan_order_parameters_and_indicators(self):
         model, store = self.two_hosts()
+        # The swap's predicted drop of contention is under the default
+        # min_predicted_gain margin; without it the swap runs.
         solution = self.run_strategy(model, store,
-                                     victim_selection='extreme')
+                                     victim_selection='extreme',
+                                     min_predicted_gain=0)
         self.assertEqual(planner.NAME, self.strategy.planner)
         types = [a['action_type'] for a in solution.actions]
         self.assertIn('contention_repin', types)
@@ -218,6 +221,20 @@ class TestNumaAwareSwap(_StrategyTest):
                       ([0, 1, 2, 3], [4, 5, 6, 7]))
         self.assertNotIn('local_phase',
                          strategies.NumaAwareSwap.get_schema()['properties'])
+
+    def test_contention_swaps_default_per_strategy(self):
+        def default(cls, name):
+            return cls.get_schema()['properties'][name]['default']
+        self.assertIs(True, default(strategies.NumaAwareSwap,
+                                    'contention_swaps'))
+        self.assertIs(False, default(strategies.CacheAwareSwap,
+                                     'contention_swaps'))
+        model, store = self.two_hosts()
+        self.run_strategy(model, store, contention_swaps=False,
+                          min_predicted_gain=0.25)
+        params = self.strategy.parameters()
+        self.assertFalse(params.contention_swaps)
+        self.assertEqual(0.25, params.min_predicted_gain)
 
     def test_remote_memory_is_repaired_through_the_agent(self):
         # The report says h0 runs on node 0 with its memory on node 1,
