@@ -36,6 +36,7 @@ import math
 from contention import arbitration
 from contention import classify
 from contention import cluster
+from contention import quota
 
 HOST = 'host'
 SOCKET = 'socket'
@@ -70,6 +71,7 @@ REASONS = {
     'numa_remote': 'the instance\'s memory is on another socket than its '
                    'vCPUs and no repair fits or repays its cost',
 }
+REASONS.update(quota.REASONS)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +99,16 @@ class SwapParameters:
     a vCPU re-pin to its memory's socket or a move of its memory to its
     vCPUs' node (Ahn et al.'s "local NUMA-aware scheduling", sections 3
     and 4.2).
+    ``cpu_quota`` runs :func:`contention.quota.quota_phase` last: a capped
+    instance that uses nearly all its allocation gets one more core when
+    its socket, after the moves, has one free and no highly MC/IC
+    sensitive co-runner there would suffer its extra misses (Merlin
+    sections 3.2-3.5).
+    ``min_predicted_gain`` is the margin by which a move must lower the
+    predicted contention of the sockets it touches, as a fraction of it,
+    beyond its cost (:func:`_worth_it`). ``contention_swaps`` runs
+    :func:`contention_phase` after the global phase, within the same
+    ``max_swaps``.
     """
 
     threshold: float = 5e6
@@ -108,6 +120,9 @@ class SwapParameters:
     local_phase: bool = True
     local_memory_mf: float = classify.Thresholds().mf_low
     numa_repair: bool = True
+    cpu_quota: bool = True
+    min_predicted_gain: float = 0.1
+    contention_swaps: bool = False
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -116,7 +131,8 @@ class SwapParameters:
                 % (', '.join(arbitration.VICTIM_SELECTIONS),
                    self.victim_selection))
         for name in ('threshold', 'cooldown_s', 'tolerance',
-                     'migration_cost_per_gib', 'local_memory_mf'):
+                     'migration_cost_per_gib', 'local_memory_mf',
+                     'min_predicted_gain'):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) \
                     or value < 0:
@@ -237,6 +253,8 @@ class _State:
         self.sock_stats = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         #: Instances moved (or trial-moved) since the view was taken.
         self.moved = set()
+        #: Swaps or one-way moves the global phase ran (for max_swaps).
+        self.steps = 0
         for inst in view.instances:
             self._add(inst)
 
@@ -516,12 +534,7 @@ def _pressure_gain(state, legs):
     :func:`pressure` over the sockets the legs leave and reach, before and
     after, on the state's indexes (the legs are undone before returning).
     """
-    keys = set()
-    for leg in legs:
-        inst = state.inst[leg.instance]
-        keys.add((inst.host, inst.socket))
-        keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
-                  else leg.host, leg.dest_socket))
+    keys = _touched(state, legs)
     before = state.pressure(keys)
     originals = [state.inst[leg.instance] for leg in legs]
     for leg in legs:
@@ -628,8 +641,9 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
             continue
         # Ahn et al. balance misses whoever suffers from them; Merlin
         # (section 3.4) takes a move only if it helps more than it hurts.
-        # A move must lower the predicted contention by more than it costs.
-        if _pressure_gain(state, legs) <= cost:
+        # A move must lower the predicted contention by more than it costs
+        # (and by a margin: _worth_it).
+        if not _worth_it(state, legs, cost, params):
             reasons['no_predicted_gain'] += 1
             continue
         feasible.append((cand, legs))
@@ -744,7 +758,113 @@ def global_phase(view, params, unit=HOST, hurt=(), skipped=None,
         if src in focus:
             exhausted.add(src)
         swaps += 1
+        state.steps += 1
     return actions, skipped, state, reason
+
+
+def _touched(state, legs):
+    """The (host, socket) keys ``legs`` leave and reach."""
+    keys = set()
+    for leg in legs:
+        inst = state.inst[leg.instance]
+        keys.add((inst.host, inst.socket))
+        keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
+                  else leg.host, leg.dest_socket))
+    return keys
+
+
+def _worth_it(state, legs, cost, params):
+    """Whether ``legs`` lower the predicted contention enough to be run.
+
+    The drop (:func:`_pressure_gain`) must exceed the move's cost plus
+    ``min_predicted_gain`` of the predicted contention on the sockets it
+    touches. The margin is for the estimate's error: it is computed from
+    counters measured in the current mix, and a cache-sensitive
+    instance's Memory Factor is low while its cache is its own and high
+    beside a heavy co-runner (Merlin section 3.4, its Figure 3
+    transitions), so a small predicted drop is within what the next
+    measurement may contradict.
+    """
+    gain = _pressure_gain(state, legs)
+    return gain - cost > params.min_predicted_gain * state.pressure(
+        _touched(state, legs))
+
+
+def _unit_pressure(state, unit):
+    if state.unit == HOST:
+        host = state.hosts[unit]
+        return state.pressure([(unit, s.id) for s in host.sockets])
+    return state.pressure([unit])
+
+
+#: The contention phase looks for swaps between this many of the most and
+#: least contended units: 3 x 3 unit pairs, so its cost does not grow with
+#: the cluster beyond ranking the units.
+CONTENTION_UNITS = 3
+
+
+def contention_phase(view, params, state, budget):
+    """Swaps chosen by predicted contention alone, after the balancing.
+
+    Ahn et al.'s global phase stops when the LLC misses per unit are
+    within ``threshold`` of each other (Algorithm 1, line 2), and an even
+    spread of misses is not yet the least contention: four instances of
+    one CPU-bound workload on a socket still share its cache among
+    themselves while a socket of another workload sits idle beside
+    them. Merlin arbitrates by "the least hurt to all applications
+    affected" (section 3.4) rather than by balance; here, while
+    ``budget`` swaps remain, every swap between an instance of one of the
+    :data:`CONTENTION_UNITS` units with the highest predicted contention
+    (:func:`pressure`) and one of the units with the lowest is priced,
+    and the one whose drop of predicted contention most exceeds its cost
+    is run, if it clears :func:`_worth_it`. Capacity, CPU
+    oversubscription, cool-down and same-image rules are those of the
+    global phase. Returns the actions, applied to ``state``.
+    """
+    units = []
+    for host in view.hosts:
+        if host.enabled:
+            if state.unit == HOST:
+                units.append(host.name)
+            else:
+                units.extend((host.name, s.id) for s in host.sockets)
+    seen, ignored = set(), []  # the global phase reported the skips
+    exact = state.unit == SOCKET
+    actions = []
+    while budget > 0 and len(units) > 1:
+        ranked = sorted(units, key=lambda u: (-_unit_pressure(state, u),
+                                              str(u)))
+        best = None
+        for src in ranked[:CONTENTION_UNITS]:
+            outs = [i for i in state.instances_in(src)
+                    if _movable(state, i, params, ignored, seen)]
+            for dst in ranked[::-1][:CONTENTION_UNITS]:
+                if dst == src:
+                    continue
+                backs = [i for i in state.instances_in(dst)
+                         if _movable(state, i, params, ignored, seen)]
+                for out in outs:
+                    for back in backs:
+                        if _alike(out, back):
+                            continue
+                        cost = arbitration.migration_cost(
+                            (out, back), params.migration_cost_per_gib)
+                        legs = _legs(state, arbitration.Candidate(
+                            out, back, 0.0, cost), src, dst, exact)
+                        if legs is None or _oversubscribes(state, legs):
+                            continue
+                        if not _worth_it(state, legs, cost, params):
+                            continue
+                        net = _pressure_gain(state, legs) - cost
+                        if best is None or net > best[0]:
+                            best = (net, legs)
+        if best is None:
+            break
+        for action in _as_action(best[1]):
+            actions.append(action)
+            state.apply(action)
+        budget -= 1
+    return actions
 
 
 def deal(instances, n_groups):
@@ -1114,7 +1234,13 @@ def cache_aware(view, params=SwapParameters(), hurt=()):
         actions += local
     swaps, skipped, state, reason = global_phase(view, params, HOST, hurt,
                                                  skipped, state=state)
-    return _plan(view, actions + swaps, skipped, state, reason)
+    actions += swaps
+    if params.contention_swaps:
+        actions += contention_phase(view, params, state,
+                                    params.max_swaps - state.steps)
+    if params.cpu_quota:
+        actions += quota.quota_phase(state.final_view(), skipped)
+    return _plan(view, actions, skipped, state, reason)
 
 
 def numa_aware(view, params=SwapParameters(), hurt=()):
@@ -1130,4 +1256,10 @@ def numa_aware(view, params=SwapParameters(), hurt=()):
     actions, skipped, state, reason = global_phase(view, params, SOCKET,
                                                    hurt, skipped,
                                                    state=state)
-    return _plan(view, repairs + actions, skipped, state, reason)
+    if params.contention_swaps:
+        actions += contention_phase(view, params, state,
+                                    params.max_swaps - state.steps)
+    actions = repairs + actions
+    if params.cpu_quota:
+        actions += quota.quota_phase(state.final_view(), skipped)
+    return _plan(view, actions, skipped, state, reason)

@@ -27,13 +27,17 @@ class _SwapPolicy(policy.Policy):
     """Shared parameters and the repercussion memory."""
 
     algorithm = None
+    #: Default of ``contention_swaps`` (see the subclasses).
+    contention_swaps = True
 
     def __init__(self, threshold=5e6, max_swaps=5,
                  victim_selection=arbitration.SENSITIVITY_COST,
                  cooldown=3600.0, tolerance=0.1,
                  migration_cost_per_gib=2.5e5, local_phase=True,
                  local_memory_mf=swap.SwapParameters.local_memory_mf,
-                 numa_repair=True):
+                 numa_repair=True, cpu_quota=True,
+                 min_predicted_gain=swap.SwapParameters.min_predicted_gain,
+                 contention_swaps=None):
         self.params = swap.SwapParameters(
             threshold=float(threshold), max_swaps=int(max_swaps),
             victim_selection=victim_selection, cooldown_s=float(cooldown),
@@ -41,7 +45,11 @@ class _SwapPolicy(policy.Policy):
             migration_cost_per_gib=float(migration_cost_per_gib),
             local_phase=bool(local_phase),
             local_memory_mf=float(local_memory_mf),
-            numa_repair=_bool(numa_repair))
+            numa_repair=_bool(numa_repair), cpu_quota=_bool(cpu_quota),
+            min_predicted_gain=float(min_predicted_gain),
+            contention_swaps=(type(self).contention_swaps
+                              if contention_swaps is None
+                              else _bool(contention_swaps)))
         self._moves = ()
         self._classes_before = {}
 
@@ -54,7 +62,9 @@ class _SwapPolicy(policy.Policy):
                     migration_cost_per_gib=p.migration_cost_per_gib,
                     local_phase=p.local_phase,
                     local_memory_mf=p.local_memory_mf,
-                    numa_repair=p.numa_repair)
+                    numa_repair=p.numa_repair, cpu_quota=p.cpu_quota,
+                    min_predicted_gain=p.min_predicted_gain,
+                    contention_swaps=p.contention_swaps)
 
     def bind(self, simulator):
         self._moves = ()
@@ -87,14 +97,21 @@ class _SwapPolicy(policy.Policy):
 
 
 class CacheAwareSwapPolicy(_SwapPolicy):
-    """Ahn et al.'s Algorithm 1 (NUMA repair, local re-pins, host swaps)."""
+    """Ahn et al.'s Algorithm 1 (NUMA repair, local re-pins, host swaps).
+
+    Then Merlin's quota raises (:mod:`contention.quota`).
+    """
 
     name = 'cache_aware_swap'
     algorithm = staticmethod(swap.cache_aware)
+    contention_swaps = False
 
 
 class NumaAwareSwapPolicy(_SwapPolicy):
-    """Ahn et al.'s Algorithm 2 (NUMA repair, socket swaps with memory)."""
+    """Ahn et al.'s Algorithm 2 (NUMA repair, socket swaps with memory).
+
+    Then Merlin's quota raises (:mod:`contention.quota`).
+    """
 
     name = 'numa_aware_swap'
     algorithm = staticmethod(swap.numa_aware)

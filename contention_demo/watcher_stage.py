@@ -132,7 +132,8 @@ def to_plan(actions, cpu_sockets=None):
     ``contention_swap`` -> Swap of two Migrates, each landing on the socket
     of its ``destination_cpus`` (where the destination's agent re-pins it;
     ``cpu_sockets`` is {host: {cpu: socket}}); ``migrate`` -> Migrate;
-    ``contention_repin`` -> Repin (the agent's local action). Anything
+    ``contention_repin`` -> Repin and ``contention_cpu_quota`` -> CpuQuota
+    (the agent's local actions). Anything
     else is listed as skipped, with the reason.
     """
     cpu_sockets = cpu_sockets or {}
@@ -162,6 +163,9 @@ def to_plan(actions, cpu_sockets=None):
             steps.append(cluster.Repin(subject, p['host'], p['socket'],
                                        move_memory=bool(
                                            p.get('move_memory'))))
+        elif action.action_type == 'contention_cpu_quota':
+            steps.append(cluster.CpuQuota(subject, p['host'],
+                                          float(p['quota'])))
         else:
             skipped.append(cluster.Skipped(
                 subject or '?', 'action type %s is not emulated'

@@ -1,4 +1,4 @@
-"""Actions ``contention_swap`` and ``contention_repin``.
+"""Actions ``contention_swap``, ``contention_repin``, ``contention_cpu_quota``.
 
 ``contention_swap`` exchanges two instances' hosts with two live
 migrations, in order: leg one (``resource_id`` from ``source_node`` to
@@ -18,6 +18,11 @@ check.
 ``contention_repin`` asks the agent on ``host`` (oslo.messaging RPC, topic
 ``contention_agent``, server = host) to move an instance's vCPUs to a node
 or a CPU list, optionally with its memory.
+
+``contention_cpu_quota`` asks the agent on ``host``, over the same RPC, to
+set an instance's CPU cap (``set_cpu_quota``): Merlin's cheapest
+reconfiguration (sections 3.3-3.5), which the strategies use to give a
+capped instance that needs it one more core.
 """
 
 import threading
@@ -68,7 +73,7 @@ def agent_opts():
                         'own [DEFAULT] transport_url.'),
         cfg.IntOpt('rpc_timeout', default=60, min=1,
                    help='Seconds to wait for an agent to answer a re-pin '
-                        'request.'),
+                        'or CPU quota request.'),
     ]
 
 
@@ -132,6 +137,38 @@ def repin(config, host, uuid, node=None, cpus=None, move_memory=False):
     client = agent_client(host, config)
     return client.call({}, 'repin_instance', instance_uuid=uuid, node=node,
                        cpus=cpus, move_memory=move_memory)
+
+
+def set_cpu_quota(config, host, uuid, quota_us):
+    """Ask the agent on ``host`` to cap ``uuid``; return its answer."""
+    client = agent_client(host, config)
+    return client.call({}, 'set_cpu_quota', instance_uuid=uuid,
+                       quota_us=quota_us)
+
+
+def _agent_call(host, call):
+    """Run an agent RPC; turn the bus's failures into a failed action."""
+    try:
+        return call()
+    except oslo_messaging.MessagingTimeout:
+        raise ContentionActionFailed(
+            message='the contention agent on %s did not answer '
+                    '(topic %s)' % (host, AGENT_TOPIC))
+    except oslo_messaging.RemoteError as exc:
+        raise ContentionActionFailed(
+            message='the contention agent on %s refused: %s'
+                    % (host, exc.value))
+
+
+def _check_on_host(nova, uuid, host):
+    """Skip the action if the instance is gone or no longer on ``host``."""
+    server = _NovaAction._where(nova, uuid)
+    if server is None:
+        raise exception.ActionSkipped('instance %s no longer exists' % uuid)
+    if server.host != host:
+        raise exception.ActionSkipped(
+            'instance %s is on %s, not on %s as planned'
+            % (uuid, server.host, host))
 
 
 class ContentionSwap(_NovaAction):
@@ -345,32 +382,15 @@ class ContentionRepin(_NovaAction):
         }
 
     def pre_condition(self):
-        nova = self._nova()
-        uuid = self.resource_id
-        host = self.input_parameters['host']
-        server = self._where(nova, uuid)
-        if server is None:
-            raise exception.ActionSkipped('instance %s no longer exists'
-                                          % uuid)
-        if server.host != host:
-            raise exception.ActionSkipped(
-                'instance %s is on %s, not on %s as planned'
-                % (uuid, server.host, host))
+        _check_on_host(self._nova(), self.resource_id,
+                       self.input_parameters['host'])
 
     def execute(self):
         p = self.input_parameters
-        try:
-            result = repin(self.config, p['host'], self.resource_id,
-                           node=p.get('node'), cpus=p.get('cpus'),
-                           move_memory=bool(p.get('move_memory', False)))
-        except oslo_messaging.MessagingTimeout:
-            raise ContentionActionFailed(
-                message='the contention agent on %s did not answer '
-                        '(topic %s)' % (p['host'], AGENT_TOPIC))
-        except oslo_messaging.RemoteError as exc:
-            raise ContentionActionFailed(
-                message='the contention agent on %s refused: %s'
-                        % (p['host'], exc.value))
+        move_memory = bool(p.get('move_memory', False))
+        result = _agent_call(p['host'], lambda: repin(
+            self.config, p['host'], self.resource_id, node=p.get('node'),
+            cpus=p.get('cpus'), move_memory=move_memory))
         LOG.info('re-pinned %s on %s: %s', self.resource_id, p['host'],
                  result)
         return True
@@ -391,3 +411,83 @@ class ContentionRepin(_NovaAction):
     def get_description(self):
         return ('Ask the contention agent on the instance\'s host to move '
                 'its vCPUs (and optionally its memory) to another socket.')
+
+
+def quota_opts():
+    return agent_opts() + [
+        cfg.IntOpt('cpu_period_us', default=100000, min=1000, max=1000000,
+                   help='CFS period (microseconds) of the contention '
+                        'agents, their [agent] cpu_period_us: a quota of '
+                        'q (fraction of each vCPU) is sent as q x this '
+                        'many microseconds.'),
+    ]
+
+
+class ContentionCpuQuota(_NovaAction):
+    """Set an instance's CPU cap through its host's agent.
+
+    The schema::
+
+        resource_id  the instance (UUID)
+        host         its compute host (the agent's RPC server name)
+        quota        fraction of each vCPU it may use, 0 < quota <= 1
+                     (1 lifts the cap)
+        old_quota    optional: the quota the plan saw, for the log
+
+    The agent (``set_cpu_quota``) takes microseconds per CFS period: the
+    action sends ``quota x cpu_period_us`` (``-1``, no cap, for 1).
+    """
+
+    @classmethod
+    def get_config_opts(cls):
+        return quota_opts()
+
+    @property
+    def schema(self):
+        fraction = {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 1}
+        return {
+            'type': 'object',
+            'properties': {
+                'resource_id': {'type': 'string', 'pattern': _UUID},
+                'host': {'type': 'string', 'minLength': 1},
+                'quota': fraction,
+                'old_quota': {'anyOf': [fraction, {'type': 'null'}]},
+            },
+            'required': ['resource_id', 'host', 'quota'],
+            'additionalProperties': False,
+        }
+
+    def quota_us(self):
+        """The agent's argument for the planned quota."""
+        quota = float(self.input_parameters['quota'])
+        if quota >= 1.0:
+            return -1
+        period = int(getattr(self.config, 'cpu_period_us', 100000))
+        return max(1000, int(round(quota * period)))
+
+    def pre_condition(self):
+        _check_on_host(self._nova(), self.resource_id,
+                       self.input_parameters['host'])
+
+    def execute(self):
+        p = self.input_parameters
+        quota_us = self.quota_us()
+        result = _agent_call(p['host'], lambda: set_cpu_quota(
+            self.config, p['host'], self.resource_id, quota_us))
+        LOG.info('CPU quota of %s on %s: %s (was %s of each vCPU): %s',
+                 self.resource_id, p['host'], p['quota'],
+                 p.get('old_quota'), result)
+        return True
+
+    def revert(self):
+        """Nothing to undo: the next audit sees the quota and its effect."""
+
+    def abort(self):
+        return True
+
+    def post_condition(self):
+        """Nothing to check: the agent's answer in execute() is the check."""
+
+    def get_description(self):
+        return ('Ask the contention agent on the instance\'s host to raise '
+                'or lower its CPU cap (CFS quota).')

@@ -19,4 +19,5 @@ def list_opts():
         ('watcher_actions.contention_swap',
          actions.store_opts() + actions.agent_opts()),
         ('watcher_actions.contention_repin', actions.agent_opts()),
+        ('watcher_actions.contention_cpu_quota', actions.quota_opts()),
     ]

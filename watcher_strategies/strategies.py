@@ -11,7 +11,9 @@ and turn its plan into Watcher actions, in order:
   fails);
 * a one-way move becomes Watcher's own ``migrate`` action;
 * a re-pin (the local phase, or a NUMA-aware swap between two sockets of
-  one host) becomes a ``contention_repin`` action run by the host's agent.
+  one host) becomes a ``contention_repin`` action run by the host's agent;
+* a CPU quota raise (the quota phase, :mod:`contention.quota`) becomes a
+  ``contention_cpu_quota`` action run by the host's agent.
 
 The strategies use the ``contention_sequential`` planner, which chains the
 actions in the order the core chose them (each step was planned on the
@@ -46,6 +48,7 @@ LOG = log.getLogger(__name__)
 
 SWAP_ACTION = 'contention_swap'
 REPIN_ACTION = 'contention_repin'
+QUOTA_ACTION = 'contention_cpu_quota'
 
 _STORES = {}
 _STORES_LOCK = threading.Lock()
@@ -102,6 +105,8 @@ class ContentionSwapBase(base.BaseStrategy):
     #: :func:`contention.swap.cache_aware` or ``numa_aware``.
     algorithm = None
     has_local_phase = False
+    #: Default of ``contention_swaps``: on for numa_aware_swap only.
+    contention_swaps = False
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
@@ -109,6 +114,7 @@ class ContentionSwapBase(base.BaseStrategy):
         self._telemetry_store = None
         self.plan = None
         self.built = None
+        self._quotas = {}
         self.clock = time.time
 
     @classmethod
@@ -179,6 +185,30 @@ class ContentionSwapBase(base.BaseStrategy):
                                'or move its memory to its vCPUs\' node '
                                '(contention_repin with move_memory).',
                 'type': 'boolean', 'default': True},
+            'cpu_quota': {
+                'description': 'After the moves, give a capped instance '
+                               'using over 0.8 of its CPU quota one more '
+                               'core (contention_cpu_quota) when its '
+                               'socket has one free and no MC/IC-'
+                               'sensitive co-runner there would suffer '
+                               'its extra misses (Merlin sections '
+                               '3.3-3.5).',
+                'type': 'boolean', 'default': True},
+            'min_predicted_gain': {
+                'description': 'A move must lower the predicted contention '
+                               '(co-runners\' LLC misses weighted by each '
+                               'instance\'s Memory Factor) of the sockets '
+                               'it touches by its cost plus this fraction '
+                               'of it: a margin for the estimate\'s error.',
+                'type': 'number', 'minimum': 0, 'maximum': 1,
+                'default': swap.SwapParameters.min_predicted_gain},
+            'contention_swaps': {
+                'description': 'After the balancing, use the swaps left '
+                               '(max_swaps) on the swaps between the most '
+                               'and least contended units that lower the '
+                               'predicted contention most, even when the '
+                               'LLC misses are already even.',
+                'type': 'boolean', 'default': cls.contention_swaps},
         }
         if cls.has_local_phase:
             properties['local_phase'] = {
@@ -224,7 +254,12 @@ class ContentionSwapBase(base.BaseStrategy):
                                          self.has_local_phase)),
             local_memory_mf=float(self._param(
                 'local_memory_mf', swap.SwapParameters.local_memory_mf)),
-            numa_repair=bool(self._param('numa_repair', True)))
+            numa_repair=bool(self._param('numa_repair', True)),
+            cpu_quota=bool(self._param('cpu_quota', True)),
+            min_predicted_gain=float(self._param(
+                'min_predicted_gain', swap.SwapParameters.min_predicted_gain)),
+            contention_swaps=bool(self._param('contention_swaps',
+                                              type(self).contention_swaps)))
 
     def pre_execute(self):
         # Not BaseStrategy._pre_execute: it logs the whole model as XML at
@@ -314,6 +349,8 @@ class ContentionSwapBase(base.BaseStrategy):
             self._fail(audit, message)
         hurt = self._repercussions(built.view, now)
         self.plan = type(self).algorithm(built.view, params, hurt=hurt)
+        self._quotas = {i.uuid: i.cpu_quota for i in built.view.instances
+                        if i.cpu_quota is not None}
         for action in self.plan.actions:
             self._add_action(action)
 
@@ -386,6 +423,11 @@ class ContentionSwapBase(base.BaseStrategy):
                 params['cpus'] = self._leg_cpus(action.host,
                                                 action.dest_socket)
             self._solution_add(REPIN_ACTION, action.instance, params)
+        elif isinstance(action, cluster.CpuQuota):
+            old = self._quotas.get(action.instance)
+            self._solution_add(QUOTA_ACTION, action.instance, {
+                'host': action.host, 'quota': float(action.quota),
+                'old_quota': None if old is None else float(old)})
         else:
             raise TypeError('%s cannot run %r' % (self.get_name(), action))
 
@@ -470,6 +512,7 @@ class NumaAwareSwap(ContentionSwapBase):
     """
 
     algorithm = staticmethod(swap.numa_aware)
+    contention_swaps = True
 
     @classmethod
     def get_name(cls):

@@ -10,28 +10,14 @@
 """
 
 from contention import classify
+from contention import quota
 
 
-def allocated(inst):
-    return inst.vcpus * (inst.cpu_quota if inst.cpu_quota is not None
-                         else 1.0)
-
-
-def free_cores(view, host):
-    """{socket id: CPUs not allocated} of a host."""
-    hv = view.host(host)
-    free = {s.id: float(s.cpus) for s in hv.sockets}
-    for inst in view.instances_on(host):
-        if inst.socket in free:
-            free[inst.socket] -= allocated(inst)
-    return free
-
-
-def needs_cpu(inst, th=classify.DEFAULT_THRESHOLDS):
-    quota = inst.cpu_quota if inst.cpu_quota is not None else 1.0
-    if inst.cpu_util is None or quota >= 1.0 or not inst.movable:
-        return False
-    return inst.cpu_util / quota > th.cpu_needs_more
+# Merlin's CPU rules live in the core, where our strategies use them too.
+allocated = quota.allocated
+free_cores = quota.free_cores
+needs_cpu = quota.needs_cpu
+one_more_core = quota.one_more_core
 
 
 def node_mpki(view, host):
@@ -53,12 +39,6 @@ def socket_of_node(view, host, node):
         if node in socket.nodes:
             return socket.id
     return None
-
-
-def one_more_core(inst):
-    """The quota giving ``inst`` one more core (capped at 1)."""
-    quota = inst.cpu_quota if inst.cpu_quota is not None else 1.0
-    return min(1.0, quota + 1.0 / inst.vcpus)
 
 
 def update(view, uuid, **changes):

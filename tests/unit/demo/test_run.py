@@ -70,13 +70,16 @@ class TestToPlan(testtools.TestCase):
                    destination_node='h3'),
             action('contention_repin', resource_id='d', host='h1', socket=1,
                    move_memory=True),
+            action('contention_cpu_quota', resource_id='f', host='h1',
+                   quota=0.75, old_quota=0.5),
             action('nop', resource_id='e'),
         ])
         self.assertEqual((
             cluster.Swap(cluster.Migrate('a', 'h1', 'h2'),
                          cluster.Migrate('b', 'h2', 'h1')),
             cluster.Migrate('c', 'h1', 'h3'),
-            cluster.Repin('d', 'h1', 1, move_memory=True)), plan.actions)
+            cluster.Repin('d', 'h1', 1, move_memory=True),
+            cluster.CpuQuota('f', 'h1', 0.75)), plan.actions)
         self.assertEqual(['e'], [s.subject for s in plan.skipped])
 
 

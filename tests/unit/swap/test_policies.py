@@ -89,7 +89,22 @@ class TestSwapPolicies(testtools.TestCase):
                     self.assertNotEqual('cold', leg.dest_host)
 
     def test_balanced_cluster_gives_empty_plan_with_reason(self):
-        pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M)
+        pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M,
+                                                contention_swaps=False)
         plan = pol.rebalance(_view(), random.Random(0))
         self.assertEqual((), plan.actions)
         self.assertTrue(plan.reason.startswith('balanced'))
+
+    def test_balanced_misses_can_still_hold_avoidable_contention(self):
+        # Within the threshold, but h0 (5 M misses/s) shares hot's socket 0
+        # with h2 while c0 has cold's socket 0 to itself: numa_aware_swap's
+        # contention phase (on by default) swaps h0 with c0.
+        pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M)
+        self.assertTrue(pol.get_params()['contention_swaps'])
+        self.assertFalse(swap_policies.CacheAwareSwapPolicy().get_params()[
+            'contention_swaps'])
+        plan = pol.rebalance(_view(), random.Random(0))
+        self.assertEqual(
+            (cluster.Swap(cluster.Migrate('h0', 'hot', 'cold', 0),
+                          cluster.Migrate('c0', 'cold', 'hot', 0)),),
+            plan.actions)

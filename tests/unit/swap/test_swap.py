@@ -697,3 +697,62 @@ class TestPredictedContention(testtools.TestCase):
         actions, _ = swap.local_phase(
             view, swap.SwapParameters(migration_cost_per_gib=0))
         self.assertEqual(2, len(actions))
+
+
+class TestContentionPhase(testtools.TestCase):
+    """Swaps for predicted contention alone; the margin every move needs."""
+
+    def _view(self):
+        # Each socket holds two instances of one workload: a and b are
+        # memory-bound and touchy (MF 0.8), c and d light and indifferent;
+        # the threshold below makes the misses count as balanced.
+        return v.view([v.host('h1'), v.host('h2')], [
+            v.vm('a0', 'h1', 6 * M, socket=0, mf=0.8, image_id='a'),
+            v.vm('a1', 'h1', 6 * M, socket=0, mf=0.8, image_id='a'),
+            v.vm('b0', 'h1', 6 * M, socket=1, mf=0.8, image_id='b'),
+            v.vm('b1', 'h1', 6 * M, socket=1, mf=0.8, image_id='b'),
+            v.vm('c0', 'h2', 1 * M, socket=0, mf=0.05, image_id='c'),
+            v.vm('c1', 'h2', 1 * M, socket=0, mf=0.05, image_id='c'),
+            v.vm('d0', 'h2', 1 * M, socket=1, mf=0.05, image_id='d'),
+            v.vm('d1', 'h2', 1 * M, socket=1, mf=0.05, image_id='d')])
+
+    def test_balanced_sockets_still_get_the_swaps_that_lower_contention(self):
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=2,
+                                     contention_swaps=True)
+        plan = swap.numa_aware(self._view(), params)
+        self.assertIn('balanced', swap.numa_aware(
+            self._view(), dataclasses.replace(
+                params, contention_swaps=False)).reason)
+        self.assertEqual(2, len(plan.actions))
+        after = _apply(self._view(), plan)
+        for inst in after.instances:
+            if inst.image_id in ('a', 'b'):
+                # Every touchy instance now shares with a light one.
+                mates = [i for i in after.instances_on(inst.host,
+                                                       inst.socket)
+                         if i.uuid != inst.uuid]
+                self.assertTrue(all(m.image_id in ('c', 'd')
+                                    for m in mates), inst.uuid)
+        before = sum(swap.pressure(self._view().instances_on(h, s))
+                     for h in ('h1', 'h2') for s in (0, 1))
+        now = sum(swap.pressure(after.instances_on(h, s))
+                  for h in ('h1', 'h2') for s in (0, 1))
+        self.assertLess(now, before)
+
+    def test_max_swaps_is_shared_with_the_global_phase(self):
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=1,
+                                     contention_swaps=True)
+        self.assertEqual(1, len(swap.numa_aware(self._view(),
+                                                params).actions))
+        params = dataclasses.replace(params, max_swaps=0)
+        self.assertEqual((), swap.numa_aware(self._view(), params).actions)
+
+    def test_margin_refuses_small_predicted_drops(self):
+        # The same swap, asked to lower the touched sockets' predicted
+        # contention by more than all of it: never.
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=2,
+                                     contention_swaps=True,
+                                     min_predicted_gain=1.0)
+        self.assertEqual((), swap.numa_aware(self._view(), params).actions)
+        self.assertRaises(ValueError, swap.SwapParameters,
+                          min_predicted_gain=-0.1)

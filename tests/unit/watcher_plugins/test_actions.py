@@ -1,4 +1,4 @@
-"""contention_swap against a fake Nova, contention_repin over fake RPC."""
+"""contention_swap against a fake Nova; repin and CPU quota over fake RPC."""
 
 import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
 
@@ -170,6 +170,24 @@ class _Agent:
         self.calls.append((instance_uuid, node, cpus, move_memory))
         return {'instance_uuid': instance_uuid, 'changed': True}
 
+    def set_cpu_quota(self, ctxt, instance_uuid, quota_us):
+        self.calls.append((instance_uuid, quota_us))
+        return {'instance_uuid': instance_uuid, 'quota_us': quota_us}
+
+
+def _agent_on(test, host):
+    """A fake agent answering RPCs for ``host`` on the fake bus."""
+    transport = actions.transport('fake:/')
+    agent = _Agent()
+    server = oslo_messaging.get_rpc_server(
+        transport, oslo_messaging.Target(topic=actions.AGENT_TOPIC,
+                                         server=host),
+        [agent], executor='threading')
+    server.start()
+    test.addCleanup(server.wait)
+    test.addCleanup(server.stop)
+    return agent
+
 
 class TestContentionRepin(base.TestCase):
 
@@ -207,3 +225,54 @@ class TestContentionRepin(base.TestCase):
             exc = self.assertRaises(actions.ContentionActionFailed,
                                     action.execute)
         self.assertIn('refused', str(exc))
+
+
+class TestContentionCpuQuota(base.TestCase):
+
+    def _action(self, quota, **config):
+        action = actions.ContentionCpuQuota(utils.Struct(
+            transport_url='fake:/', rpc_timeout=5, **config))
+        action.input_parameters = {'resource_id': A, 'host': 'h1',
+                                   'quota': quota, 'old_quota': 0.5}
+        action.validate_parameters()
+        return action
+
+    def test_asks_the_hosts_agent_in_microseconds(self):
+        host = 'host-%s' % uuidlib.uuid4().hex[:8]
+        agent = _agent_on(self, host)
+        action = self._action(0.75, cpu_period_us=100000)
+        action.input_parameters['host'] = host
+        self.assertTrue(action.execute())
+        self.assertEqual([(A, 75000)], agent.calls)
+
+    def test_quota_follows_the_agents_period_and_one_lifts_the_cap(self):
+        self.assertEqual(37500, self._action(
+            0.75, cpu_period_us=50000).quota_us())
+        self.assertEqual(-1, self._action(1.0).quota_us())
+        # The agent's floor is 1000 us.
+        self.assertEqual(1000, self._action(0.001).quota_us())
+
+    def test_schema_refuses_quotas_outside_0_1(self):
+        for bad in (0, 1.5, -0.25, 'half'):
+            action = actions.ContentionCpuQuota(utils.Struct())
+            action.input_parameters = {'resource_id': A, 'host': 'h1',
+                                       'quota': bad}
+            self.assertRaises(jsonschema.ValidationError,
+                              action.validate_parameters)
+
+    def test_pre_condition_skips_a_moved_instance(self):
+        action = self._action(0.75)
+        action._nova = lambda: FakeNova({A: 'h2'})
+        self.assertRaises(exception.ActionSkipped, action.pre_condition)
+        action._nova = lambda: FakeNova({})
+        self.assertRaises(exception.ActionSkipped, action.pre_condition)
+        action._nova = lambda: FakeNova({A: 'h1'})
+        action.pre_condition()
+
+    def test_agent_refusal_fails_with_its_reason(self):
+        action = self._action(0.75)
+        with mock.patch.object(actions, 'set_cpu_quota', side_effect=(
+                oslo_messaging.RemoteError('ActionError', 'dedicated'))):
+            exc = self.assertRaises(actions.ContentionActionFailed,
+                                    action.execute)
+        self.assertIn('refused: dedicated', str(exc))

@@ -58,8 +58,11 @@ class TestCacheAwareSwap(_StrategyTest):
 
     def test_plan_order_parameters_and_indicators(self):
         model, store = self.two_hosts()
+        # The swap's predicted drop of contention is under the default
+        # min_predicted_gain margin; without it the swap runs.
         solution = self.run_strategy(model, store,
-                                     victim_selection='extreme')
+                                     victim_selection='extreme',
+                                     min_predicted_gain=0)
         self.assertEqual(planner.NAME, self.strategy.planner)
         types = [a['action_type'] for a in solution.actions]
         self.assertIn('contention_repin', types)
@@ -219,6 +222,20 @@ class TestNumaAwareSwap(_StrategyTest):
         self.assertNotIn('local_phase',
                          strategies.NumaAwareSwap.get_schema()['properties'])
 
+    def test_contention_swaps_default_per_strategy(self):
+        def default(cls, name):
+            return cls.get_schema()['properties'][name]['default']
+        self.assertIs(True, default(strategies.NumaAwareSwap,
+                                    'contention_swaps'))
+        self.assertIs(False, default(strategies.CacheAwareSwap,
+                                     'contention_swaps'))
+        model, store = self.two_hosts()
+        self.run_strategy(model, store, contention_swaps=False,
+                          min_predicted_gain=0.25)
+        params = self.strategy.parameters()
+        self.assertFalse(params.contention_swaps)
+        self.assertEqual(0.25, params.min_predicted_gain)
+
     def test_remote_memory_is_repaired_through_the_agent(self):
         # The report says h0 runs on node 0 with its memory on node 1,
         # whose socket has CPUs free: a contention_repin moves its vCPUs
@@ -246,6 +263,49 @@ class TestNumaAwareSwap(_StrategyTest):
         solution = self.run_strategy(model, store, max_swaps=0,
                                      numa_repair=False)
         self.assertEqual([], solution.actions)
+
+
+class TestCpuQuota(_StrategyTest):
+    """The quota phase becomes contention_cpu_quota actions."""
+
+    strategy_cls = strategies.NumaAwareSwap
+
+    def run_capped(self, **params):
+        # The reports carry no CPU quota (the agent does not report it):
+        # the view is given one, as the simulator's is.
+        model, store = self.two_hosts()
+        build = strategies.NumaAwareSwap.build_view
+
+        def capped(strategy, now):
+            built = build(strategy, now)
+            view = built.view
+            instances = tuple(
+                dataclasses.replace(i, cpu_quota=0.5, cpu_util=0.5)
+                if i.uuid == f.uid('c0') else i for i in view.instances)
+            return dataclasses.replace(built, view=dataclasses.replace(
+                view, instances=instances))
+        with mock.patch.object(strategies.NumaAwareSwap, 'build_view',
+                               capped):
+            return self.run_strategy(model, store, max_swaps=0, **params)
+
+    def test_capped_instance_using_its_quota_gets_one_more_core(self):
+        solution = self.run_capped()
+        self.assertEqual(
+            [{'action_type': 'contention_cpu_quota',
+              'input_parameters': {'resource_id': f.uid('c0'),
+                                   'host': 'cold', 'quota': 1.0,
+                                   'old_quota': 0.5}}],
+            solution.actions)
+        # Watcher validates the action's input against its schema.
+        from watcher_strategies import actions
+        action = actions.ContentionCpuQuota(mock.Mock())
+        action.input_parameters = solution.actions[0]['input_parameters']
+        action.validate_parameters()
+
+    def test_parameter_turns_it_off(self):
+        self.assertEqual([], self.run_capped(cpu_quota=False).actions)
+        self.assertIs(True, strategies.CacheAwareSwap.get_schema()[
+            'properties']['cpu_quota']['default'])
 
 
 class TestShippedScenarios(_StrategyTest):
@@ -282,4 +342,5 @@ class TestShippedScenarios(_StrategyTest):
                     for action in solution.actions:
                         self.assertIn(action['action_type'],
                                       ('contention_swap', 'contention_repin',
-                                       'migrate'), name)
+                                       'contention_cpu_quota', 'migrate'),
+                                      name)
