@@ -160,7 +160,10 @@ def main(argv=None):
           '`contention.sim.training.training_source` (synthetic profiles '
           'and hardware, **simulated**, not measured). Training settings: '
           'the `contention-train --from-sim` defaults (one forest per '
-          'output, %d trees each, %d random '
+          'output, %d trees each, the performance forest learning the '
+          'throughput-equivalent performance 1/stretch, from which a '
+          'declared latency service\'s performance follows through an '
+          'M/M/1 response time; %d random '
           'single-node landings per workload beside 0-3 co-runners, plus '
           '%d seeded synthetic simulator profiles as extra training '
           'subjects, %d landings each beside the named workloads; feature '
@@ -220,8 +223,10 @@ def main(argv=None):
           'space, 2 of them latency services (voldemort, darwin) whose '
           'simulated performance is a response time that collapses near CPU '
           'saturation; the synthetic subjects fill the space between them '
-          'and the CPU-utilisation, latency and miss-intensity features '
-          'describe the collapse. Analysis and what remains: `doc/nova.md`, '
+          'and the performance forest learns how contention stretches '
+          'their CPU time, from which the collapse follows in closed form '
+          '(an M/M/1 response time at the CPU utilisation). Analysis and '
+          'what remains: `doc/nova.md`, '
           '"Model error on the merlin scenarios".\n')
 
     placements, pv, rel, vectors = placement_vector_error(

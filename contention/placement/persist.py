@@ -13,7 +13,9 @@ arbitrary code the way a pickle can. It holds a plain dictionary:
 * ``cv_mae``: the measured per-workload leave-one-out error;
 * the forests (the interference model's: one per output, in
   ``target_names`` order; a file with the older single multi-output
-  forest is refused with "retrain"), and for the placement-vector model
+  forest is refused with "retrain"), and ``performance_target``, what
+  the performance forest predicts (a file without it predicts the raw
+  performance and is refused with "retrain"); for the placement-vector model
   its placement labels and chosen input pair.
 
 :func:`load` raises :class:`ModelFileError` saying what is wrong and where
@@ -79,6 +81,7 @@ def save(bundle, path):
                        'min_samples_leaf': im.min_samples_leaf,
                        'random_state': im.random_state},
             'forests': list(im.forests_), 'cv': _cv_dict(im.cv_),
+            'performance_target': im.PERFORMANCE_TARGET,
             'summary': dict(im.summary_)},
         'placement_vector': None,
     }
@@ -146,6 +149,12 @@ def _bundle_from(data, path):
             'model file %s holds one multi-output interference forest (an '
             'older layout); this code uses one forest per output: retrain '
             'it with contention-train' % path)
+    target = part.get('performance_target', 'performance')
+    if target != models.InterferenceModel.PERFORMANCE_TARGET:
+        raise ModelFileError(
+            'model file %s: its performance forest predicts the %s; this '
+            'code expects the %s: retrain it with contention-train'
+            % (path, target, models.InterferenceModel.PERFORMANCE_TARGET))
     im = models.InterferenceModel(**part['params'])
     im.forests_ = list(part['forests'])
     im.cv_ = _cv_from(part['cv'])

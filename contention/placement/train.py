@@ -31,10 +31,11 @@ DEFAULT_SAMPLES = 40
 #: Seeded synthetic simulator profiles added as training subjects, and
 #: landings of each (see contention.sim.training.synthetic_profiles).
 #: Many subjects with few landings each: the error depends on the draw of
-#: profiles (merlin-mix1 over 3 draws, SIMULATED: 300 x 5 landings gave
-#: 0.051-0.067, 600 x 2 gave 0.050-0.054) and 600 x 2 costs fewer solver
-#: runs than 300 x 5 did before the source memoised them.
-DEFAULT_SYNTHETIC = 600
+#: profiles. merlin-mix1 (own profiles, SIMULATED) over synthetic draws
+#: 0-2 with the throughput-equivalent target: 600 x 2 gave 0.053 / 0.049
+#: / 0.050, 600 x 4 0.049 / 0.044 / 0.037, 1200 x 2 0.043 / 0.035 /
+#: 0.044; the co-runner output gains most from the extra rows.
+DEFAULT_SYNTHETIC = 1200
 DEFAULT_SYNTHETIC_SAMPLES = 2
 #: Small and fast: for tests and for a policy that trains on the fly.
 QUICK = {'estimators': 15, 'pv_estimators': 10, 'samples_per_workload': 25,

@@ -157,6 +157,53 @@ class TestInterferenceModel(testtools.TestCase):
             models.InterferenceModel.CORUNNER_PARAMS['max_features'],
             a.forests_[1].max_features)
 
+    def _rows(self, util, latency):
+        profile = features.InstanceProfile(
+            mpki=5, mf=0.4, ipc=1.0, cpu_util=util, latency=latency)
+        row = features.feature_row(profile, features.CellState(cpus=8))
+        return np.asarray([row] * 4)
+
+    def test_latency_performance_collapses_near_saturation(self):
+        stretch = np.array([1.0, 1.5, 2.0, 2.5, 3.0])
+        perf = models.latency_performance(stretch, 0.3)
+        self.assertAlmostEqual(1.0, perf[0])
+        self.assertTrue(np.all(np.diff(perf) < 0))
+        # past rho = 0.3 x S = 0.95 the queue is saturated, far below 1/S
+        self.assertLess(perf[-1], 0.1)
+        self.assertGreater(1 / 3.0, 3 * perf[-1])
+        # a service busy alone beyond the cap behaves like throughput
+        np.testing.assert_allclose(1 / stretch,
+                                   models.latency_performance(stretch, 1.0))
+
+    def test_throughput_equivalent_round_trip(self):
+        perf = np.array([1.0, 0.6, 0.2, 0.03])
+        for util in (0.3, 0.7, 1.0):
+            X = self._rows(util, True)
+            equivalent = models.throughput_equivalent(X, perf)
+            self.assertTrue(np.all(equivalent >= perf - 1e-12))
+            np.testing.assert_allclose(
+                perf, models.performance_from(X, equivalent))
+        X = self._rows(0.3, False)
+        np.testing.assert_allclose(perf, models.throughput_equivalent(X, perf))
+        np.testing.assert_allclose(perf, models.performance_from(X, perf))
+
+    def test_performance_forest_learns_the_stretch(self):
+        # latency rows whose performance is the closed form of a stretch
+        # the features carry: the forest fits the stretch, and predictions
+        # come back as latency performance
+        rng = np.random.default_rng(1)
+        X = rng.random((200, len(features.FEATURE_NAMES)))
+        X[:, models._LATENCY] = 1.0
+        X[:, models._UTIL] = 0.4
+        stretch = 1.0 + 1.5 * X[:, 0]
+        Y = np.column_stack([models.latency_performance(stretch, 0.4),
+                             np.zeros(200)])
+        model = models.InterferenceModel(n_estimators=10).fit(X, Y)
+        np.testing.assert_allclose(
+            1 / stretch, model.forests_[0].predict(X), atol=0.05)
+        np.testing.assert_allclose(Y[:, 0], model.predict(X)[:, 0],
+                                   atol=0.05)
+
     def test_bad_shapes(self):
         model = models.InterferenceModel()
         self.assertRaises(ValueError, model.fit, np.zeros((3, 2)),
@@ -309,6 +356,24 @@ class TestPersistence(testtools.TestCase):
                                 self.path)
         self.assertIn('older layout', str(exc))
         self.assertIn('retrain', str(exc))
+
+    def test_raw_performance_forest_refused(self):
+        bundle = trained_bundle(samples=5)
+        im = bundle.interference
+        self._save_dict({
+            'format': persist.FORMAT, 'kind': persist.KIND,
+            'schema_version': features.SCHEMA_VERSION,
+            'feature_names': list(features.FEATURE_NAMES),
+            'interference': {'params': {'n_estimators': 20},
+                             'forests': list(im.forests_),
+                             'cv': None, 'summary': {}}})
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('throughput-equivalent', str(exc))
+        self.assertIn('retrain', str(exc))
+        persist.save(bundle, self.path)
+        self.assertEqual('throughput-equivalent', persist.load(
+            self.path).interference.PERFORMANCE_TARGET)
 
     def test_untrusted_type_refused(self):
         import skops.io as sio
