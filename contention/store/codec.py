@@ -11,9 +11,13 @@ together this is what lets one collector store a thousand reports a second
 and the readers decode thousands of hosts per request.
 
 Stored form: compact JSON of the report's dict (exactly what ``to_dict``
-gives, so any JSON tool can read it), zlib-compressed (a 40-instance report
-shrinks from about 48 KiB to 11 KiB with random counter values; real ones
-compress better).
+gives, so any JSON tool can read it), compressed as an LZ4 frame (a
+40-instance report shrinks from about 44 KiB to 17 KiB with random counter
+values; real ones compress better). Bodies written before are zlib
+streams, and still decode: the two are told apart by the LZ4 frame's magic
+number. LZ4 rather than zlib because zlib's fastest level took 0.3 ms per
+report, a fifth of the collector's CPU, and LZ4 takes 0.07 ms (and
+decompresses three times faster) for about 45 % more bytes on disk.
 """
 
 import dataclasses
@@ -22,6 +26,7 @@ import types
 import typing
 import zlib
 
+import lz4.frame
 import orjson
 
 from contention import report as report_mod
@@ -126,9 +131,20 @@ def dumps(obj):
     return orjson.dumps(obj, option=_OPTIONS)
 
 
+#: What every LZ4 frame starts with (a zlib stream starts with 0x78).
+_LZ4_MAGIC = b'\x04\x22\x4d\x18'
+
+
 def encode(report):
     """Compressed JSON bytes of a HostReport."""
-    return zlib.compress(dumps(report), 1)
+    return lz4.frame.compress(dumps(report))
+
+
+def decompress(blob):
+    """The JSON bytes of a stored body (LZ4 frame, or zlib from before)."""
+    if bytes(blob[:4]) == _LZ4_MAGIC:
+        return lz4.frame.decompress(blob)
+    return zlib.decompress(blob)
 
 
 _SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(
@@ -154,8 +170,7 @@ def encode_latest(report):
 
 def decode(blob):
     """The HostReport stored by :func:`encode`."""
-    return from_plain(report_mod.HostReport,
-                      orjson.loads(zlib.decompress(blob)))
+    return from_plain(report_mod.HostReport, orjson.loads(decompress(blob)))
 
 
 # -- the node-level view (latest reports without their instances) --------

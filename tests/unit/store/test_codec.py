@@ -23,10 +23,16 @@ class TestCodec(base.BaseTestCase):
     @hypothesis.settings(max_examples=25, deadline=None)
     @hypothesis.given(strategies.host_reports())
     def test_stored_json_is_the_reports_own_dict(self, rep):
-        stored = json.loads(zlib.decompress(codec.encode(rep)))
+        stored = json.loads(codec.decompress(codec.encode(rep)))
         # Same JSON as to_dict (which keeps tuples where JSON has lists).
         self.assertEqual(json.loads(json.dumps(rep.to_dict())), stored)
         self.assertEqual(rep, report.HostReport.from_dict(stored))
+
+    def test_bodies_stored_as_zlib_before_still_decode(self):
+        rep = reports.host_report('a', 1, [reports.instance('u')])
+        old = zlib.compress(json.dumps(rep.to_dict()).encode(), 1)
+        self.assertEqual(rep, codec.decode(old))
+        self.assertEqual(rep, codec.decode(memoryview(codec.encode(rep))))
 
     def test_latest_parts(self):
         rep = reports.host_report('a', 1, [reports.instance('u')])
