@@ -55,28 +55,13 @@ def _kind(hint):
     return _SCALAR, None
 
 
-def _plan(cls):
-    plan = _PLANS.get(cls)
-    if plan is None:
-        hints = typing.get_type_hints(cls)
-        # Only the fields whose JSON value is not already the value.
-        fields = tuple(
-            (f.name,) + kind for f in dataclasses.fields(cls)
-            for kind in [_kind(hints[f.name])] if kind[0] != _SCALAR)
-        # Building through __dict__ skips the frozen __init__'s
-        # object.__setattr__ per field; only safe for plain dataclasses.
-        plain = not hasattr(cls, '__slots__') and not hasattr(
-            cls, '__post_init__')
-        plan = _PLANS[cls] = (fields, plain)
-    return plan
-
-
 #: Small all-scalar dataclasses that thousands of decoded reports share
 #: (overhead levels 0-3, the same few source statuses): decoded once and
 #: reused, which is safe because they are frozen.
 _INTERNED = (report_mod.NodeOverhead, report_mod.SourceStatus)
 _INTERN_MAX = 4096
 _interned = {}
+_DECODERS = {}
 
 
 def from_plain(cls, data):
@@ -84,42 +69,71 @@ def from_plain(cls, data):
 
     ``data`` must be the caller's own: its dicts become the result's.
     """
-    if cls in _INTERNED:
-        key = (cls,) + tuple(data.values())
-        obj = _interned.get(key)
+    decoder = _DECODERS.get(cls)
+    if decoder is None:
+        decoder = _DECODERS[cls] = _compile_decoder(cls)
+    return decoder(data)
+
+
+def _interning(cls, decode):
+    def decode_interned(data):
+        key = tuple(data.values())
+        obj = _interned.get((cls, key))
         if obj is None:
             if len(_interned) >= _INTERN_MAX:
                 _interned.clear()
-            obj = _interned[key] = _from_plain(cls, data)
+            obj = _interned[(cls, key)] = decode(data)
         return obj
-    return _from_plain(cls, data)
+    return decode_interned
 
 
-def _from_plain(cls, data):
-    converted, plain = _plan(cls)
-    if plain:
-        obj = cls.__new__(cls)
-        values = obj.__dict__
-        values.update(data)
+def _compile_decoder(cls):
+    """Generated source converting only the fields JSON cannot hold as is.
+
+    One function per dataclass, so a node-level read of 10,000 hosts does
+    not walk a generic plan per object. A field missing from stored JSON
+    (a report stored before the field existed) takes its default.
+    """
+    hints = typing.get_type_hints(cls)
+    every = dataclasses.fields(cls)
+    env = {'cls': cls, 'new': object.__new__, 'setattr': object.__setattr__,
+           'from_plain': from_plain}
+    body = ['def decode(data):']
+    defaults = []
+    for i, field in enumerate(every):
+        if field.default is not dataclasses.MISSING:
+            env['d%d' % i] = field.default
+            defaults.append('        data.setdefault(%r, d%d)' % (field.name, i))
+        elif field.default_factory is not dataclasses.MISSING:
+            env['f%d' % i] = field.default_factory
+            defaults += ['        if %r not in data:' % field.name,
+                         '            data[%r] = f%d()' % (field.name, i)]
+    if defaults:
+        env['N'] = len(every)
+        body += ['    if len(data) < N:'] + defaults
+    for i, field in enumerate(every):
+        kind, sub = _kind(hints[field.name])
+        if kind in (_SCALAR, _DICT):
+            continue    # _DICT: a JSON object decoded for this call alone
+        env['s%d' % i] = sub
+        name = field.name
+        convert = {
+            _TUPLE: 'tuple([tuple(x) if type(x) is list else x for x in v])',
+            _TUPLE_DC: 'tuple([from_plain(s%d, x) for x in v])' % i,
+            _DICT_INT: '{int(k): x for k, x in v.items()}',
+        }.get(kind, 'from_plain(s%d, v)' % i)
+        body += ['    v = data[%r]' % name, '    if v is not None:',
+                 '        data[%r] = %s' % (name, convert)]
+    if hasattr(cls, '__slots__') or hasattr(cls, '__post_init__'):
+        body.append('    return cls(**data)')
     else:
-        values = dict(data)
-    for name, kind, sub in converted:
-        value = values[name]
-        if value is None:
-            continue
-        if kind == _TUPLE:
-            value = tuple(tuple(v) if isinstance(v, list) else v
-                          for v in value)
-        elif kind == _TUPLE_DC:
-            value = tuple([from_plain(sub, item) for item in value])
-        elif kind == _DICT_INT:
-            value = {int(k): v for k, v in value.items()}
-        elif kind == _DICT:
-            continue    # a JSON object decoded for this call alone
-        else:
-            value = from_plain(sub, value)
-        values[name] = value
-    return obj if plain else cls(**values)
+        # The decoded dict becomes the object's __dict__: no copy, and
+        # none of the frozen __init__'s object.__setattr__ per field.
+        body += ['    obj = new(cls)', "    setattr(obj, '__dict__', data)",
+                 '    return obj']
+    exec('\n'.join(body), env)      # noqa: S102 (our own generated source)
+    decode = env['decode']
+    return _interning(cls, decode) if cls in _INTERNED else decode
 
 
 #: Integer keys (memory per NUMA node) become JSON strings, as json does.
