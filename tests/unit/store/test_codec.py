@@ -34,6 +34,19 @@ class TestCodec(base.BaseTestCase):
         self.assertEqual(rep, codec.decode(old))
         self.assertEqual(rep, codec.decode(memoryview(codec.encode(rep))))
 
+    def test_fields_missing_from_older_bodies_take_their_defaults(self):
+        rep = reports.host_report('a', 1, [reports.instance('u')])
+        data = json.loads(codec.decompress(codec.encode(rep)))
+        del data['events']
+        del data['instances'][0]['notes']
+        del data['instances'][0]['counters']['cycles']
+        older = zlib.compress(json.dumps(data).encode())
+        decoded = codec.decode(older)
+        self.assertEqual(dataclasses.replace(rep, instances=(
+            dataclasses.replace(rep.instances[0], counters=dataclasses.replace(
+                rep.instances[0].counters, cycles=None)),)), decoded)
+        self.assertEqual((), decoded.events)
+
     def test_latest_parts(self):
         rep = reports.host_report('a', 1, [reports.instance('u')])
         body, summary, topology, digest = codec.encode_latest(rep)
