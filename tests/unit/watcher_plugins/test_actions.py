@@ -193,15 +193,7 @@ class TestContentionRepin(base.TestCase):
 
     def test_asks_the_hosts_agent(self):
         host = 'host-%s' % uuidlib.uuid4().hex[:8]
-        transport = actions.transport('fake:/')
-        agent = _Agent()
-        server = oslo_messaging.get_rpc_server(
-            transport, oslo_messaging.Target(topic=actions.AGENT_TOPIC,
-                                             server=host),
-            [agent], executor='threading')
-        server.start()
-        self.addCleanup(server.wait)
-        self.addCleanup(server.stop)
+        agent = _agent_on(self, host)
         action = actions.ContentionRepin(utils.Struct(
             transport_url='fake:/', rpc_timeout=5))
         action.input_parameters = {'resource_id': A, 'host': host,
