@@ -62,7 +62,15 @@ def _plan(cls):
         # object.__setattr__ per field; only safe for plain dataclasses.
         plain = not hasattr(cls, '__slots__') and not hasattr(
             cls, '__post_init__')
-        plan = _PLANS[cls] = (fields, plain)
+        # A report stored before a minor version added an optional field
+        # lacks it; __init__ would fill its default, __dict__ does not.
+        defaults = tuple(
+            (f.name, f.default, f.default_factory)
+            for f in dataclasses.fields(cls)
+            if f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING)
+        plan = _PLANS[cls] = (fields, plain, len(dataclasses.fields(cls)),
+                              defaults)
     return plan
 
 
@@ -77,7 +85,10 @@ _interned = {}
 def from_plain(cls, data):
     """The dataclass of freshly decoded JSON this module wrote; no checks.
 
-    ``data`` must be the caller's own: its dicts become the result's.
+    ``data`` must be the caller's own: its dicts become the result's. JSON
+    written by an older minor version of the schema may lack the optional
+    fields added since; they get their defaults, as ``from_dict`` gives
+    them (checked only by counting keys, so current data pays nothing).
     """
     if cls in _INTERNED:
         key = (cls,) + tuple(data.values())
@@ -91,13 +102,18 @@ def from_plain(cls, data):
 
 
 def _from_plain(cls, data):
-    converted, plain = _plan(cls)
+    converted, plain, nfields, defaults = _plan(cls)
     if plain:
         obj = cls.__new__(cls)
         values = obj.__dict__
         values.update(data)
     else:
         values = dict(data)
+    older = len(data) < nfields
+    if older:
+        # Written by an older minor version: convert what is there, then
+        # give the fields it lacks their defaults (already Python values).
+        converted = [c for c in converted if c[0] in values]
     for name, kind, sub in converted:
         value = values[name]
         if value is None:
@@ -114,6 +130,11 @@ def _from_plain(cls, data):
         else:
             value = from_plain(sub, value)
         values[name] = value
+    if older and plain:
+        for name, default, factory in defaults:
+            if name not in values:
+                values[name] = (default if factory is dataclasses.MISSING
+                                else factory())
     return obj if plain else cls(**values)
 
 
