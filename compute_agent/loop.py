@@ -25,7 +25,7 @@ RESTARTED = 'restarted'
 
 _IDENTITY = ('name', 'vcpus', 'memory_mib', 'flavor', 'image_id',
              'project_id', 'cpu_policy', 'vcpu_cpus', 'cpuset',
-             'memory_mib_per_node', 'incarnation')
+             'memory_mib_per_node', 'cpu_quota', 'incarnation')
 
 
 class NoTopology(Exception):
@@ -205,7 +205,7 @@ class Collector(object):
             image_id=inst.image_id, project_id=inst.project_id,
             cpu_policy=inst.cpu_policy or 'shared',
             vcpu_cpus=vcpu_cpus, cpuset=cpuset,
-            memory_mib_per_node=per_node,
+            memory_mib_per_node=per_node, cpu_quota=inst.cpu_quota,
             counters=report_mod.Counters(**values),
             notes=tuple(dict.fromkeys(notes)))
 

@@ -32,7 +32,7 @@ import orjson
 from contention import schema
 from contention.topology import HostTopology
 
-SCHEMA_VERSION = '1.0'
+SCHEMA_VERSION = '1.1'
 SUPPORTED_MAJOR = 1
 
 EVENT_TYPE = 'contention.host.report'
@@ -121,6 +121,12 @@ class InstanceRecord:
     #: Memory of the QEMU process per host NUMA node.
     memory_mib_per_node: dict[int, float] = dataclasses.field(
         default_factory=dict)
+    #: CPU cap: the fraction of each vCPU the instance may use (CFS
+    #: ``vcpu_quota / vcpu_period``); None = no cap, or unknown. Merlin's
+    #: CPU sensitivity is ``cpu_util`` against it (section 3.4), and the
+    #: quota phase (:mod:`contention.quota`) raises it. Added in 1.1.
+    cpu_quota: Optional[float] = dataclasses.field(default=None,
+                                                   metadata=_NN())
     counters: Counters = dataclasses.field(default_factory=Counters)
     metrics: Metrics = dataclasses.field(default_factory=Metrics)
     #: Merlin state "<mpki level>/<mf level>", e.g. "high/low"; None when

@@ -240,6 +240,7 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                 priority=_priority(_attr(inst, 'metadata', {})),
                 movable=skip is None, skip_reason=skip,
                 last_moved_at=last_moved.get(inst.uuid),
+                cpu_quota=record.cpu_quota if record else None,
                 memory_node=_memory_node(record),
                 remote_memory_ratio=metrics.remote_memory_ratio if metrics
                 else None))
@@ -258,6 +259,7 @@ def build_view(model, reports, now, freshness_s, last_moved=None):
                 skip_reason='unknown_to_nova: reported by the agent, not '
                             'in Watcher\'s compute model',
                 last_moved_at=last_moved.get(uuid),
+                cpu_quota=record.cpu_quota,
                 memory_node=_memory_node(record),
                 remote_memory_ratio=metrics.remote_memory_ratio))
     view = cluster.ClusterView(tuple(hosts), tuple(instances), now=now)

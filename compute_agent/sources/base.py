@@ -68,6 +68,9 @@ class InstanceSample:
     cpuset: Optional[tuple[int, ...]] = None
     #: MiB of the instance's memory per host NUMA node.
     memory_mib_per_node: Optional[dict[int, float]] = None
+    #: CPU cap as a fraction of each vCPU (CFS quota / period); None = no
+    #: cap or unknown.
+    cpu_quota: Optional[float] = None
     #: Counter name (see :data:`COUNTER_NAMES`) -> cumulative value, or None
     #: when this source could not read it for this instance.
     counters: dict[str, Optional[int]] = dataclasses.field(

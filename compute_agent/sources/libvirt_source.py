@@ -8,8 +8,11 @@ side:
   :func:`contention.topology_parse.merge` for the cache levels libvirt does
   not report);
 * ``virConnectListAllDomains`` then, per domain, ``virDomainGetXMLDesc``
-  (Nova metadata, pinning, numatune) and ``virDomainGetVcpus`` (the CPU
-  each vCPU last ran on and its live affinity);
+  (Nova metadata, pinning, numatune), ``virDomainGetVcpus`` (the CPU
+  each vCPU last ran on and its live affinity) and
+  ``virDomainGetSchedulerParameters`` (the live CFS ``vcpu_quota`` /
+  ``vcpu_period``: the CPU cap Nova's ``quota:cpu_quota`` or the agent's
+  ``set_cpu_quota`` set, which the Watcher quota phase raises);
 * one ``virDomainListGetStats`` for the counters of all domains: PERF
   (``perf.instructions``, ``perf.cpu_cycles``, ``perf.cache_references``,
   ``perf.cache_misses``), VCPU (``vcpu.<n>.time``, ``vcpu.<n>.delay``).
@@ -54,6 +57,9 @@ CPU_TIME_FROM_TOTAL = 'cpu_time_from_cpu_total'
 XML_FLAGS = libvirt.VIR_DOMAIN_XML_INACTIVE
 
 
+#: Note on an instance whose CPU cap libvirt could not report.
+QUOTA_UNAVAILABLE = 'cpu_quota_unavailable'
+
 NO_PERF_STATS = ('no perf.* counters in libvirt\'s domain stats: the perf '
                  'events are off or this libvirt driver does not count '
                  'them (see doc/agent.md, "perf events")')
@@ -92,6 +98,22 @@ def _sum_vcpu(stats, vcpus, field):
     return total
 
 
+def cpu_quota_from_params(params):
+    """The CPU cap of libvirt's scheduler parameters, or None.
+
+    QEMU/KVM domains have ``vcpu_quota`` and ``vcpu_period`` (CFS, per
+    vCPU thread, microseconds); the cap is their ratio, the fraction of
+    each vCPU the instance may use. A quota <= 0 (-1, or 0 on old
+    libvirt) is no cap, and a driver without them (the test driver has
+    only ``weight``) does not say: both None, as the report defines.
+    """
+    quota = params.get('vcpu_quota')
+    period = params.get('vcpu_period')
+    if not quota or not period or quota <= 0 or period <= 0:
+        return None
+    return quota / period
+
+
 def counters_from_stats(stats, vcpus):
     """Counters (cumulative) from one domain's ``virDomainListGetStats``.
 
@@ -125,6 +147,7 @@ class LibvirtSource(base.Source):
         self._parsed = {}
         self._perf_done = set()
         self._perf_problem = None
+        self._quota_problem = None
 
     def open(self, conf):
         agent = conf.agent
@@ -198,6 +221,32 @@ class LibvirtSource(base.Source):
                                   % exc.get_error_message())
         self._perf_done.add(key)
 
+    def _cpu_quota(self, dom):
+        """(cap, notes) of a running domain; raises if it vanished.
+
+        Read live every cycle (one cheap call), so a cap the agent's
+        ``set_cpu_quota`` changed shows in the next report. Any other
+        libvirt error leaves the cap unknown for this instance, noted,
+        and is logged once: the rest of the report does not depend on it.
+        """
+        try:
+            # Not schedulerParametersFlags: libvirt-python adds
+            # VIR_TYPED_PARAM_STRING_OKAY, which drivers without string
+            # parameters (the test driver) refuse. The plain call reads
+            # the running domain's live values.
+            params = dom.schedulerParameters()
+        except libvirt.libvirtError as exc:
+            if _no_domain(exc):
+                raise
+            if self._quota_problem is None:
+                LOG.warning('Cannot read the CPU quota of domain %(uuid)s: '
+                            '%(err)s. Its cpu_quota stays null (the quota '
+                            'phase treats it as uncapped).',
+                            {'uuid': _uuid(dom), 'err': exc})
+            self._quota_problem = exc.get_error_message()
+            return None, (QUOTA_UNAVAILABLE,)
+        return cpu_quota_from_params(params), ()
+
     def _domain(self, dom):
         """InstanceSample fields of one domain.
 
@@ -208,6 +257,7 @@ class LibvirtSource(base.Source):
             info = self._parse_xml(dom.XMLDesc(XML_FLAGS))
             self._enable_perf(dom, key)
             vcpu_info, cpumaps = dom.vcpus()
+            cpu_quota, notes = self._cpu_quota(dom)
         except libvirt.libvirtError as exc:
             if _no_domain(exc):
                 return None
@@ -230,6 +280,7 @@ class LibvirtSource(base.Source):
                     flavor=info.flavor, image_id=info.image_id,
                     project_id=info.project_id, cpu_policy=policy,
                     vcpu_cpus=vcpu_cpus, cpuset=cpuset,
+                    cpu_quota=cpu_quota, notes=notes,
                     incarnation=str(key[1]))
 
     def _stats(self, conn, doms):
@@ -294,14 +345,16 @@ class LibvirtSource(base.Source):
             dom_stats = stats.get(fields['uuid'])
             if dom_stats is None:
                 instances.append(base.InstanceSample(
-                    counters={}, notes=(VANISHED,), **fields))
+                    counters={}, **dict(fields, notes=fields['notes']
+                                        + (VANISHED,))))
                 continue
             perf_seen = perf_seen or any(k.startswith('perf.')
                                          for k in dom_stats)
             counters, notes = counters_from_stats(dom_stats,
                                                   fields['vcpus'])
-            instances.append(base.InstanceSample(counters=counters,
-                                                 notes=notes, **fields))
+            instances.append(base.InstanceSample(
+                counters=counters,
+                **dict(fields, notes=fields['notes'] + notes)))
         self._forget_gone({(fields['uuid'], int(fields['incarnation']))
                            for _, fields in found})
         reasons = [self._perf_problem, self._topology_note]

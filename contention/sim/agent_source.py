@@ -76,6 +76,7 @@ class SimSource(base.Source):
                 image_id=inst.profile.name, cpu_policy='shared',
                 vcpu_cpus=placed['vcpu_cpus'],
                 memory_mib_per_node=placed['memory_mib_per_node'],
+                cpu_quota=inst.quota,
                 counters=self.sim.cumulative_counters(inst.uuid),
                 incarnation='sim-%d' % self.sim.seed))
         sample = self.available(topology=host.model.topology,

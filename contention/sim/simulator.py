@@ -309,7 +309,7 @@ class Simulator(object):
                 memory_mib_per_node={
                     host.model.node_ids[k]: float(inst.memory_mib * frac)
                     for k, frac in enumerate(inst.mem_frac) if frac > 0},
-                counters=counts))
+                cpu_quota=inst.quota, counters=counts))
         return records
 
     def _vcpu_cpus(self, inst, topo, cursor):

@@ -108,10 +108,6 @@ def _compile_decoder(cls):
             env['f%d' % i] = field.default_factory
             defaults += ['        if %r not in data:' % field.name,
                          '            data[%r] = f%d()' % (field.name, i)]
-    if defaults:
-        env['N'] = len(every)
-        body += ['    if len(data) < N:'] + defaults
-    for i, field in enumerate(every):
         kind, sub = _kind(hints[field.name])
         if kind in (_SCALAR, _DICT):
             continue    # _DICT: a JSON object decoded for this call alone
@@ -122,8 +118,13 @@ def _compile_decoder(cls):
             _TUPLE_DC: 'tuple([from_plain(s%d, x) for x in v])' % i,
             _DICT_INT: '{int(k): x for k, x in v.items()}',
         }.get(kind, 'from_plain(s%d, v)' % i)
-        body += ['    v = data[%r]' % name, '    if v is not None:',
+        # .get: a field missing from older JSON is left to its default.
+        body += ['    v = data.get(%r)' % name, '    if v is not None:',
                  '        data[%r] = %s' % (name, convert)]
+    if defaults:
+        # After the conversions: a default is already what the class holds.
+        env['N'] = len(every)
+        body += ['    if len(data) < N:'] + defaults
     if hasattr(cls, '__slots__') or hasattr(cls, '__post_init__'):
         body.append('    return cls(**data)')
     else:

@@ -53,6 +53,10 @@ class TestLibvirtSourceOnTestDriver(agent_base.TestDriverCase):
         # Affinity is the union over the vCPUs.
         self.assertEqual((0, 1, 2, 3, 4), inst.cpuset)
         self.assertEqual(str(dom.ID()), inst.incarnation)
+        # The test driver's scheduler parameters are only a weight: the
+        # cap is unknown, not an error.
+        self.assertIsNone(inst.cpu_quota)
+        self.assertNotIn('cpu_quota_unavailable', inst.notes)
 
     def test_perf_events_enabled_live(self):
         dom = self.define()

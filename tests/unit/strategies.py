@@ -135,6 +135,7 @@ def instance_records(draw, topology, uuid=None):
         cpuset=tuple(sorted(draw(st.sets(st.sampled_from(cpu_ids))))),
         memory_mib_per_node=draw(st.dictionaries(
             st.sampled_from(topology.node_ids), non_negative_floats)),
+        cpu_quota=draw(_optional(non_negative_floats)),
         counters=draw(counters()),
         metrics=draw(metrics()),
         merlin_class=draw(_optional(st.sampled_from(MERLIN_CLASSES))),

@@ -283,6 +283,10 @@ class FakeDomain(object):
         self._check('schedulerParametersFlags')
         return dict(self.sched)
 
+    def schedulerParameters(self):
+        self._check('schedulerParameters')
+        return dict(self.sched)
+
     def setSchedulerParametersFlags(self, params, flags=0):
         self._check('setSchedulerParametersFlags')
         self.sched.update(params)

@@ -72,6 +72,55 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertIsNone(other.flavor)
         self.assertEqual((4, 5, 6), other.cpuset)
 
+    def test_cpu_quota_is_the_live_cfs_cap_per_vcpu(self):
+        capped = self.conn.add()
+        capped.sched.update(vcpu_quota=25000, vcpu_period=100000)
+        free = self.conn.add()      # vcpu_quota -1: no cap
+        found = self.by_uuid(self.collect())
+        self.assertEqual(0.25, found[capped.uuid].cpu_quota)
+        self.assertIsNone(found[free.uuid].cpu_quota)
+        self.assertEqual((), found[capped.uuid].notes)
+        # What set_cpu_quota changes shows in the next cycle.
+        capped.sched.update(vcpu_quota=-1)
+        self.assertIsNone(self.by_uuid(
+            self.source.collect(self.clock()))[capped.uuid].cpu_quota)
+
+    def test_cpu_quota_from_scheduler_parameters(self):
+        f = libvirt_source.cpu_quota_from_params
+        self.assertEqual(1.5, f({'vcpu_quota': 150000,
+                                 'vcpu_period': 100000}))
+        for params in ({'vcpu_quota': -1, 'vcpu_period': 100000},
+                       {'vcpu_quota': 0, 'vcpu_period': 100000},
+                       {'vcpu_quota': 5000, 'vcpu_period': 0},
+                       {'weight': 50},      # the test driver's only one
+                       {}):
+            self.assertIsNone(f(params), params)
+
+    def test_cpu_quota_unreadable_is_null_and_noted(self):
+        dom = self.conn.add()
+        dom.advance(5)
+
+        def refuse():
+            dom.calls.append('schedulerParameters')
+            raise fake_libvirt.error(libvirt.VIR_ERR_OPERATION_UNSUPPORTED,
+                                     'Operation not supported')
+        dom.schedulerParameters = refuse
+        sample = self.collect()
+        inst = self.by_uuid(sample)[dom.uuid]
+        self.assertIsNone(inst.cpu_quota)
+        self.assertEqual((libvirt_source.QUOTA_UNAVAILABLE,), inst.notes)
+        self.assertEqual((2, 2048), (inst.vcpus, inst.memory_mib))
+        self.assertTrue(sample.status.available)
+
+    def test_domain_gone_while_reading_its_quota_is_left_out(self):
+        keep = self.conn.add()
+        gone = self.conn.add()
+        self.conn.hooks[(gone.uuid, 'schedulerParameters')] = (
+            fake_libvirt.FakeDomain.vanish)
+        sample = self.collect()
+        self.assertEqual([keep.uuid], [i.uuid for i in sample.instances])
+        self.assertIn('domains_vanished_mid_collection:1', sample.events)
+
     def test_counters_are_the_cumulative_values(self):
         dom = self.conn.add(vcpus=2)
         self.collect()

@@ -196,6 +196,14 @@ class TestCollector(base.AgentTestCase):
         self.assertIn('placement_outside_topology:memory_mib_per_node',
                       rec.notes)
 
+    def test_cpu_quota_reaches_the_report(self):
+        capped = self.conn.add(vcpus=2, cpus_on=[1, 2])
+        capped.sched.update(vcpu_quota=50000, vcpu_period=100000)
+        free = self.conn.add(vcpus=1, cpus_on=[3])
+        report = self.cycle(self.collector(), [capped, free])
+        self.assertEqual(0.5, report.instance(capped.uuid).cpu_quota)
+        self.assertIsNone(report.instance(free.uuid).cpu_quota)
+
     def test_merge_first_non_none_wins_and_notes_add_up(self):
         a = source_base.SourceSample(
             status=source_base.SourceStatus('a', True),

@@ -1,4 +1,4 @@
-"""HostReport v1.0: round trips, and a clear error for each bad input."""
+"""HostReport v1.x: round trips, and a clear error for each bad input."""
 
 import copy
 import dataclasses
@@ -57,6 +57,20 @@ class TestRoundTrip(base.BaseTestCase):
         loaded['version'] = '1.%d' % minor
         self.assertEqual('1.%d' % minor,
                          report.HostReport.from_dict(loaded).version)
+
+    def test_a_1_0_report_without_cpu_quota_loads_uncapped(self):
+        # What an agent older than schema 1.1 sends: the collector must
+        # take it, with the field 1.1 added at its default.
+        data = _through_json(example_report.example_report().to_dict())
+        data['version'] = '1.0'
+        for inst in data['instances']:
+            del inst['cpu_quota']
+        for loader in (report.HostReport.from_dict,
+                       schema._fast_loader(report.HostReport)):
+            loaded = loader(copy.deepcopy(data))
+            self.assertEqual([None, None],
+                             [i.cpu_quota for i in loaded.instances])
+            self.assertEqual('1.0', loaded.version)
 
     def test_parsed_topologies_are_valid_in_reports(self):
         topo = topology_parse.from_capabilities_xml(
@@ -182,6 +196,11 @@ class TestBadInput(base.BaseTestCase):
         self.instance['memory_mib_per_node']['0'] = -1.0
         self.assertInvalid('report.instances[0].memory_mib_per_node[0]',
                            'negative memory')
+
+    def test_negative_cpu_quota(self):
+        self.instance['cpu_quota'] = -0.5
+        self.assertInvalid('report.instances[0].cpu_quota',
+                           'must be >= 0, got -0.5')
 
     def test_zero_vcpus(self):
         self.instance['vcpus'] = 0

@@ -42,6 +42,17 @@ class TestSimSource(base.BaseTestCase):
             self.assertEqual(1, len(rec.vcpu_cpus))
         self.assertTrue(all(n.mpki_sum is not None for n in again.nodes))
 
+    def test_reports_the_simulated_cpu_quota(self):
+        # merlin-mix1 caps matmul and wordcount at half of each vCPU.
+        conf, src = _conf(scenario='merlin-mix1')
+        collector = loop.Collector('westmere', [src], 10.0,
+                                   clock=lambda: 100.0)
+        collector.open(conf)
+        rep = report.HostReport.from_dict(collector.collect().to_dict())
+        quotas = {rec.image_id: rec.cpu_quota for rec in rep.instances}
+        self.assertEqual({'voldemort': 1.0, 'matmul': 0.5,
+                          'wordcount': 0.5}, quotas)
+
     def test_unknown_host_or_scenario_is_unavailable(self):
         conf, src = _conf(scenario='ahn-wl1', host='nope')
         src.open(conf)

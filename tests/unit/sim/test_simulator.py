@@ -61,6 +61,18 @@ class TestView(base.BaseTestCase):
                                      rec.counters.cache_references)
                 self.assertAlmostEqual(1.0, rec.metrics.cpu_util, 2)
 
+    def test_host_reports_carry_the_cpu_quota_the_view_has(self):
+        tiny = _tiny(instances=[{'profile': 'mem', 'count': 2,
+                                 'quota': 0.5},
+                                {'profile': 'cpu', 'count': 2}])
+        sim = simulator.Simulator(tiny)
+        sim.step()
+        view = {i.uuid: i.cpu_quota for i in sim.view().instances}
+        reported = {rec.uuid: rec.cpu_quota for rep in sim.host_reports()
+                    for rec in rep.instances}
+        self.assertEqual(view, reported)
+        self.assertEqual([0.5, 0.5, 1.0, 1.0], sorted(reported.values()))
+
 
 class TestApply(base.BaseTestCase):
 

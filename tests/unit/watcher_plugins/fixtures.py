@@ -18,13 +18,15 @@ def uid(name):
 
 
 def record(name, misses, socket=0, vcpus=2, memory_mib=2048, mf=0.3,
-           mpki=5.0, merlin_class='medium/medium'):
+           mpki=5.0, merlin_class='medium/medium', cpu_quota=None,
+           cpu_util=0.5):
     cpus = NODE_CPUS[socket][:max(1, min(vcpus, 4))]
     return report.InstanceRecord(
         uuid=uid(name), name=name, vcpus=vcpus, memory_mib=memory_mib,
         vcpu_cpus=cpus, memory_mib_per_node={socket: float(memory_mib)},
+        cpu_quota=cpu_quota,
         metrics=report.Metrics(ipc=1.0, mpki=mpki, mf=mf,
-                               llc_misses_per_s=misses, cpu_util=0.5),
+                               llc_misses_per_s=misses, cpu_util=cpu_util),
         merlin_class=merlin_class)
 
 

@@ -270,23 +270,19 @@ class TestCpuQuota(_StrategyTest):
 
     strategy_cls = strategies.NumaAwareSwap
 
-    def run_capped(self, **params):
-        # The reports carry no CPU quota (the agent does not report it):
-        # the view is given one, as the simulator's is.
-        model, store = self.two_hosts()
-        build = strategies.NumaAwareSwap.build_view
-
-        def capped(strategy, now):
-            built = build(strategy, now)
-            view = built.view
-            instances = tuple(
-                dataclasses.replace(i, cpu_quota=0.5, cpu_util=0.5)
-                if i.uuid == f.uid('c0') else i for i in view.instances)
-            return dataclasses.replace(built, view=dataclasses.replace(
-                view, instances=instances))
-        with mock.patch.object(strategies.NumaAwareSwap, 'build_view',
-                               capped):
-            return self.run_strategy(model, store, max_swaps=0, **params)
+    def run_capped(self, quota=0.5, **params):
+        # c0's agent reports a CFS cap of half of each vCPU, all of which
+        # it uses (cpu_util 0.5 of its vCPUs); its socket has free cores.
+        model, _store = self.two_hosts()
+        store = f.store(
+            f.host_report('hot', NOW - 10, [
+                f.record('h0', 5 * M, socket=0),
+                f.record('h1', 4 * M, socket=0),
+                f.record('h2', 3 * M, socket=0)]),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, socket=0, cpu_quota=quota),
+                f.record('c1', 2 * M, socket=1)]))
+        return self.run_strategy(model, store, max_swaps=0, **params)
 
     def test_capped_instance_using_its_quota_gets_one_more_core(self):
         solution = self.run_capped()
@@ -301,6 +297,18 @@ class TestCpuQuota(_StrategyTest):
         action = actions.ContentionCpuQuota(mock.Mock())
         action.input_parameters = solution.actions[0]['input_parameters']
         action.validate_parameters()
+
+    def test_the_stored_quota_reaches_the_view(self):
+        self.run_capped()
+        quotas = {i.uuid: i.cpu_quota
+                  for i in self.strategy.build_view(NOW).view.instances}
+        self.assertEqual(0.5, quotas[f.uid('c0')])
+        self.assertIsNone(quotas[f.uid('c1')])
+
+    def test_uncapped_instance_gets_nothing(self):
+        # The same load without a reported cap (a 1.0 report, or no CFS
+        # quota on the domain): nothing to raise.
+        self.assertEqual([], self.run_capped(quota=None).actions)
 
     def test_parameter_turns_it_off(self):
         self.assertEqual([], self.run_capped(cpu_quota=False).actions)
