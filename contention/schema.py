@@ -356,14 +356,34 @@ def _fast_loader(cls):
     return loader
 
 
+#: Classes whose fast loader is being generated (a class may contain
+#: itself, directly or not).
+_COMPILING = set()
+
+
 def _fast_nested(cls):
-    """A late-bound call of ``cls``'s fast loader (classes may nest)."""
+    """``cls``'s fast loader, bound now unless it is being generated.
+
+    Bound now, a nested object costs one call; a class that contains
+    itself gets a late-bound call instead.
+    """
+    if cls not in _COMPILING:
+        return _fast_loader(cls)
+
     def load_nested(value, preloaded=None):
         return _fast_loader(cls)(value, preloaded)
     return load_nested
 
 
 def _compile_fast(cls):
+    _COMPILING.add(cls)
+    try:
+        return _generate_fast(cls)
+    finally:
+        _COMPILING.discard(cls)
+
+
+def _generate_fast(cls):
     hints = typing.get_type_hints(cls)
     every = [f for f in dataclasses.fields(cls) if f.init]
     env = {'_GiveUp': _GiveUp, 'cls': cls, 'new': object.__new__,

@@ -189,3 +189,19 @@ class TestFastLoader(base.BaseTestCase):
                      {'count': 0, 'zeta': 1}, {}):
             self.assertRaises(schema._GiveUp, schema._fast_loader(Outer),
                               data)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tree:
+    label: str
+    children: tuple['Tree', ...] = ()
+
+
+class TestSelfNesting(base.BaseTestCase):
+
+    def test_a_class_that_contains_itself_loads_fast(self):
+        data = {'label': 'a', 'children': [
+            {'label': 'b', 'children': [{'label': 'c'}]}]}
+        fast = schema._fast_loader(Tree)(data)
+        self.assertEqual(Tree('a', (Tree('b', (Tree('c'),)),)), fast)
+        self.assertEqual(fast, schema.load(Tree, data, 'x'))
