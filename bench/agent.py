@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+from contention import report as report_mod
+
 SIZES = (50, 200, 500)
 #: Two full numa_memory_refresh periods (default 6 cycles).
 CYCLES = 12
@@ -209,7 +211,7 @@ def main(argv=None):
     if not size_ok:
         print('\nAs JSON the report is over its size target: %.0f bytes per '
               'fully measured instance, %.0f of them JSON key names and '
-              'punctuation fixed by schema v1.0 (the counters, the metrics '
+              'punctuation fixed by schema v%s (the counters, the metrics '
               'derived from them, identity and placement). The agent '
               'therefore sends it gzip-compressed on RabbitMQ by default '
               '(the benchmark\'s counter values are more regular than real '
@@ -217,7 +219,8 @@ def main(argv=None):
               'drivers send the JSON, and a smaller JSON needs a compact '
               'instance encoding in a new schema version, which the '
               'collector must read first.'
-              % (at['bytes_per_instance'], at['key_bytes_per_instance']))
+              % (at['bytes_per_instance'], at['key_bytes_per_instance'],
+                 report_mod.SCHEMA_VERSION))
     print('\nNot included: libvirtd\'s work behind the calls and the '
           'kernel\'s page-table walk behind each numa_maps read, which '
           'grow with guest memory and are paid by the host, not by the '

@@ -37,7 +37,7 @@ class _StrategyTest(test_base.TestBaseStrategy):
         self.strategy = strategy
         return strategy.execute()
 
-    def two_hosts(self, hot_locked=(), **model_kwargs):
+    def two_hosts(self, hot_locked=(), c0_quota=None, **model_kwargs):
         placements = [('h0', 'hot', 2, 2048), ('h1', 'hot', 2, 2048),
                       ('h2', 'hot', 2, 2048), ('c0', 'cold', 2, 2048),
                       ('c1', 'cold', 2, 2048)]
@@ -49,7 +49,7 @@ class _StrategyTest(test_base.TestBaseStrategy):
                 f.record('h1', 4 * M, socket=0),
                 f.record('h2', 3 * M, socket=0)]),
             f.host_report('cold', NOW - 10, [
-                f.record('c0', 1 * M, socket=0),
+                f.record('c0', 1 * M, socket=0, cpu_quota=c0_quota),
                 f.record('c1', 2 * M, socket=1)]))
         return model, store
 
@@ -273,15 +273,7 @@ class TestCpuQuota(_StrategyTest):
     def run_capped(self, quota=0.5, **params):
         # c0's agent reports a CFS cap of half of each vCPU, all of which
         # it uses (cpu_util 0.5 of its vCPUs); its socket has free cores.
-        model, _store = self.two_hosts()
-        store = f.store(
-            f.host_report('hot', NOW - 10, [
-                f.record('h0', 5 * M, socket=0),
-                f.record('h1', 4 * M, socket=0),
-                f.record('h2', 3 * M, socket=0)]),
-            f.host_report('cold', NOW - 10, [
-                f.record('c0', 1 * M, socket=0, cpu_quota=quota),
-                f.record('c1', 2 * M, socket=1)]))
+        model, store = self.two_hosts(c0_quota=quota)
         return self.run_strategy(model, store, max_swaps=0, **params)
 
     def test_capped_instance_using_its_quota_gets_one_more_core(self):
