@@ -346,7 +346,21 @@ class ContentionSwap(_NovaAction):
                 'back.')
 
 
-class ContentionRepin(_NovaAction):
+class _AgentAction(_NovaAction):
+    """An action carried out by the contention agent on one host.
+
+    It is one RPC call: nothing to abort midway, and the agent's answer in
+    ``execute()`` is the check.
+    """
+
+    def abort(self):
+        return True
+
+    def post_condition(self):
+        """Nothing to check: the agent's answer in execute() is the check."""
+
+
+class ContentionRepin(_AgentAction):
     """Re-pin an instance's vCPUs (and memory) within its host.
 
     The schema::
@@ -402,12 +416,6 @@ class ContentionRepin(_NovaAction):
         host, and the next audit sees where it runs.
         """
 
-    def abort(self):
-        return True
-
-    def post_condition(self):
-        """Nothing to check: the agent's answer in execute() is the check."""
-
     def get_description(self):
         return ('Ask the contention agent on the instance\'s host to move '
                 'its vCPUs (and optionally its memory) to another socket.')
@@ -423,7 +431,7 @@ def quota_opts():
     ]
 
 
-class ContentionCpuQuota(_NovaAction):
+class ContentionCpuQuota(_AgentAction):
     """Set an instance's CPU cap through its host's agent.
 
     The schema::
@@ -481,12 +489,6 @@ class ContentionCpuQuota(_NovaAction):
 
     def revert(self):
         """Nothing to undo: the next audit sees the quota and its effect."""
-
-    def abort(self):
-        return True
-
-    def post_condition(self):
-        """Nothing to check: the agent's answer in execute() is the check."""
 
     def get_description(self):
         return ('Ask the contention agent on the instance\'s host to raise '
