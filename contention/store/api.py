@@ -570,8 +570,9 @@ class TelemetryStore:
 
         One topology is decoded per digest (a hardware model), and each
         host's renamed copy is kept until its digest changes. A row written
-        before the summary columns existed, or whose topology text is
-        missing, is decoded from its whole history row instead.
+        before the summary columns existed, whose summary is of another
+        layout (see :mod:`codec`), or whose topology text is missing, is
+        decoded from its whole history row instead.
         """
         if rows is None:
             rows = self._latest_rows(conn, self._summary_query(), hosts,
@@ -606,7 +607,11 @@ class TelemetryStore:
                 topology = dataclasses.replace(shape, hostname=name)
                 self._topologies[host] = (digest, topology)
                 return topology
-            fresh[host] = (ts, codec.decode_summary(summary, topology_of))
+            report = codec.decode_summary(summary, topology_of)
+            if report is None:
+                legacy.append(host)
+            else:
+                fresh[host] = (ts, report)
         fresh.update(self._fetch_reports(conn, sorted(legacy), strip=True))
         return fresh
 

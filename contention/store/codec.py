@@ -75,14 +75,23 @@ def from_plain(cls, data):
     return decoder(data)
 
 
-def _interning(cls, decode):
+def _dict_values(data):
+    return tuple(data.values())
+
+
+def _interning(cls, decode, key=_dict_values):
+    """``decode`` sharing one object per distinct ``key(data)``.
+
+    Keyed by the field values in declaration order, so a value decoded
+    from a stored object and from a summary row is the same object.
+    """
     def decode_interned(data):
-        key = tuple(data.values())
-        obj = _interned.get((cls, key))
+        key_ = (cls, key(data))
+        obj = _interned.get(key_)
         if obj is None:
             if len(_interned) >= _INTERN_MAX:
                 _interned.clear()
-            obj = _interned[(cls, key)] = decode(data)
+            obj = _interned[key_] = decode(data)
         return obj
     return decode_interned
 
@@ -162,8 +171,159 @@ def decompress(blob):
     return zlib.decompress(blob)
 
 
-_SUMMARY_FIELDS = tuple(f.name for f in dataclasses.fields(
-    report_mod.HostReport) if f.name not in ('instances', 'topology'))
+def decode(blob):
+    """The HostReport stored by :func:`encode`."""
+    return from_plain(report_mod.HostReport, orjson.loads(decompress(blob)))
+
+
+# -- the node-level view (latest reports without their instances) --------
+#
+# The Nova weigher reads every host's latest report once per cache TTL and
+# uses only the node aggregates and the topology. Decoding 40 instance
+# records per host would cost milliseconds per host; the summary is the
+# report without its instances. Topologies hardly ever change and hosts of
+# one hardware model share theirs except for the host name, so the topology
+# is stored apart without its host name (the summary carries it), under a
+# digest of that text: a reader decodes one topology per hardware model and
+# change, not per report.
+#
+# The summary is a row, not an object: a JSON array of the field values in
+# declaration order, nested dataclasses as arrays too, behind a tag naming
+# that layout. Without the keys it is under half the bytes to send and to
+# parse, and its decoder indexes a list instead of converting a dict; that
+# is most of a 10,000-host read. It is a cache of the report (the body is
+# the record), so a summary of another layout (written by another release,
+# or an object from before this form) is not decoded: its host is read from
+# its body instead, until its next report replaces the row.
+
+def topology_digest(text):
+    return hashlib.sha1(text.encode('utf-8')).hexdigest()
+
+
+def decode_topology(text):
+    """The topology text of :func:`encode_latest` (host name empty)."""
+    from contention import topology as topology_mod
+    return from_plain(topology_mod.HostTopology, orjson.loads(text))
+
+
+#: HostReport fields a summary leaves out: the instances are the bulk of a
+#: report, the topology is stored apart.
+_NOT_SUMMARISED = ('topology', 'instances')
+_ROW_ENCODERS = {}
+_ROW_DECODERS = {}
+
+
+def _row_fields(cls):
+    skip = _NOT_SUMMARISED if cls is report_mod.HostReport else ()
+    hints = typing.get_type_hints(cls)
+    return [(f.name, _kind(hints[f.name])) for f in dataclasses.fields(cls)
+            if f.name not in skip]
+
+
+def _row_layout(cls):
+    """The field names of ``cls``'s row, nested rows as [name, [...]]."""
+    layout = []
+    for name, (kind, sub) in _row_fields(cls):
+        layout.append([name, _row_layout(sub)] if sub else name)
+    return layout
+
+
+def _row_codec(cls, table, compile_):
+    fn = table.get(cls)
+    if fn is None:
+        fn = table[cls] = compile_(cls)
+    return fn
+
+
+def _compile_row_encoder(cls):
+    """``enc(obj)``: the list of ``obj``'s summarised field values."""
+    env, items = {}, []
+    for i, (name, (kind, sub)) in enumerate(_row_fields(cls)):
+        if sub is not None:
+            env['e%d' % i] = _row_codec(sub, _ROW_ENCODERS,
+                                        _compile_row_encoder)
+        value = 'o.%s' % name
+        items.append({
+            _DATACLASS: 'e%d(%s)' % (i, value),
+            _OPT_DC: 'None if %s is None else e%d(%s)' % (value, i, value),
+            _TUPLE_DC: '[e%d(x) for x in %s]' % (i, value),
+        }.get(kind, value))
+    exec('def enc(o):\n    return [%s]' % ', '.join(items),  # noqa: S102
+         env)
+    return env['enc']
+
+
+def _compile_row_decoder(cls):
+    """``dec(row)``: the dataclass of a row :func:`_compile_row_encoder` made.
+
+    One generated function per dataclass that builds the object's
+    ``__dict__`` in one dict display from the row's positions, nested
+    decoders called directly. Small all-scalar values (overhead levels,
+    source statuses) are shared between decoded reports, and so is a
+    whole tuple of them (the same few sources on every host).
+    """
+    hints = typing.get_type_hints(cls)
+    env = {'cls': cls, 'new': object.__new__, 'setattr': object.__setattr__}
+    position = {name: i for i, (name, _) in enumerate(_row_fields(cls))}
+    items = []
+    for field in dataclasses.fields(cls):
+        name = field.name
+        if name not in position:        # HostReport's topology, instances
+            items.append('%r: %s' % (name, '()' if name == 'instances'
+                                     else 'None'))
+            continue
+        i = position[name]
+        kind, sub = _kind(hints[name])
+        value = 'v[%d]' % i
+        if sub is not None:
+            env['d%d' % i] = _row_codec(sub, _ROW_DECODERS,
+                                        _compile_row_decoder)
+        if kind == _TUPLE_DC and sub in _INTERNED:
+            env['d%d' % i] = _interned_tuple(env['d%d' % i])
+            convert = 'd%d(%s)' % (i, value)
+        else:
+            convert = {
+                _DATACLASS: 'd%d(%s)' % (i, value),
+                _OPT_DC: 'None if %s is None else d%d(%s)' % (value, i,
+                                                              value),
+                _TUPLE_DC: 'tuple([d%d(x) for x in %s])' % (i, value),
+                _TUPLE: 'tuple([tuple(x) if type(x) is list else x '
+                        'for x in %s])' % value,
+                _DICT_INT: '{int(k): x for k, x in %s.items()}' % value,
+            }.get(kind, value)
+        items.append('%r: %s' % (name, convert))
+    body = ['def dec(v):', '    data = {%s}' % ', '.join(items)]
+    if hasattr(cls, '__slots__') or hasattr(cls, '__post_init__'):
+        body.append('    return cls(**data)')
+    else:
+        body += ['    obj = new(cls)', "    setattr(obj, '__dict__', data)",
+                 '    return obj']
+    exec('\n'.join(body), env)       # noqa: S102 (our own generated source)
+    decode = env['dec']
+    if cls in _INTERNED:
+        return _interning(cls, decode, key=tuple)
+    return decode
+
+
+def _interned_tuple(decode_one):
+    """Decode a list of rows of an interned class as one shared tuple."""
+    shared = {}
+
+    def decode_all(rows):
+        key = tuple([tuple(row) for row in rows])
+        value = shared.get(key)
+        if value is None:
+            if len(shared) >= _INTERN_MAX:
+                shared.clear()
+            value = shared[key] = tuple([decode_one(row) for row in rows])
+        return value
+    return decode_all
+
+
+#: Names the summary's row layout: any change to a summarised field (a new
+#: minor version's field, a rename) gives another tag.
+SUMMARY_LAYOUT = hashlib.sha1(orjson.dumps(
+    _row_layout(report_mod.HostReport))).hexdigest()[:8]
 
 
 def encode_latest(report):
@@ -176,49 +336,26 @@ def encode_latest(report):
                 for f in dataclasses.fields(topology)}
     nameless['hostname'] = ''
     topology_text = dumps(nameless).decode('utf-8')
-    head = {name: getattr(report, name) for name in _SUMMARY_FIELDS}
-    head['topology_hostname'] = topology.hostname
-    summary = dumps(head).decode('utf-8')
+    encode_row = _row_codec(report_mod.HostReport, _ROW_ENCODERS,
+                            _compile_row_encoder)
+    summary = dumps([SUMMARY_LAYOUT, topology.hostname,
+                     encode_row(report)]).decode('utf-8')
     return (encode(report), summary, topology_text,
             topology_digest(topology_text))
 
 
-def decode(blob):
-    """The HostReport stored by :func:`encode`."""
-    return from_plain(report_mod.HostReport, orjson.loads(decompress(blob)))
-
-
-# -- the node-level view (latest reports without their instances) --------
-#
-# The Nova weigher reads every host's latest report once per cache TTL and
-# uses only the node aggregates and the topology. Decoding 40 instance
-# records per host would cost milliseconds per host; the summary is the
-# report without its instances (a few hundred bytes of JSON). Topologies
-# hardly ever change and hosts of one hardware model share theirs except
-# for the host name, so the topology is stored apart without its host
-# name (the summary carries it), under a digest of that text: a reader
-# decodes one topology per hardware model and change, not per report.
-
-def topology_digest(text):
-    return hashlib.sha1(text.encode('utf-8')).hexdigest()
-
-
-def decode_topology(text):
-    """The topology text of :func:`encode_latest` (host name empty)."""
-    from contention import topology as topology_mod
-    return from_plain(topology_mod.HostTopology, orjson.loads(text))
-
-
 def decode_summary(text, topology_of):
-    """A HostReport without instances, from a summary.
+    """A HostReport without instances from a summary, or None.
 
     ``topology_of(hostname)`` gives the report's topology by the host name
-    the summary recorded for it.
+    the summary recorded for it. None: the summary is of another layout,
+    and the report must be read from its body.
     """
     data = orjson.loads(text)
-    hostname = data.pop('topology_hostname')
-    data['instances'] = ()
-    data['topology'] = None
-    report = from_plain(report_mod.HostReport, data)
-    object.__setattr__(report, 'topology', topology_of(hostname))
+    if type(data) is not list or data[0] != SUMMARY_LAYOUT:
+        return None
+    decode_row = _ROW_DECODERS.get(report_mod.HostReport) or _row_codec(
+        report_mod.HostReport, _ROW_DECODERS, _compile_row_decoder)
+    report = decode_row(data[2])
+    object.__setattr__(report, 'topology', topology_of(data[1]))
     return report

@@ -2,6 +2,7 @@
 
 import dataclasses
 import gc
+import json
 import os
 import tempfile
 import threading
@@ -491,6 +492,21 @@ class TestNodeLevelView(StoreTestCase):
             conn.execute(sa.insert(models.latest_reports).values(
                 host='old', timestamp=100.0, received_at=100.0))
         self.assertEqual({'old': dataclasses.replace(rep, instances=())},
+                         self.store.latest_reports(with_instances=False))
+
+    def test_summaries_of_another_layout_are_read_from_the_body(self):
+        # What the release before summary rows wrote: a JSON object.
+        rep = reports.host_report('old', 100, [reports.instance('u1')])
+        self.store.ingest([rep])
+        head = dataclasses.replace(rep, instances=())
+        as_object = dict(json.loads(codec.dumps(head)),
+                         topology_hostname='old')
+        del as_object['topology'], as_object['instances']
+        latest = models.latest_reports
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.update(latest).values(
+                summary=json.dumps(as_object)))
+        self.assertEqual({'old': head},
                          self.store.latest_reports(with_instances=False))
 
 
