@@ -577,41 +577,35 @@ class TelemetryStore:
         if rows is None:
             rows = self._latest_rows(conn, self._summary_query(), hosts,
                                      whole)
-        legacy, unknown, by_host = [], set(), {}
-        for host, ts, summary, digest in rows:
-            if summary is None:
-                legacy.append(host)
-                continue
-            by_host[host] = (ts, summary, digest)
-            if digest not in self._shapes:
-                unknown.add(digest)
-        wanted = sorted(unknown)
+        legacy = [row[0] for row in rows if row[2] is None]
+        unknown = sorted({row[3] for row in rows if row[2] is not None}
+                         - self._shapes.keys())
         topologies = models.topologies
-        for start in range(0, len(wanted), _CHUNK):
+        for start in range(0, len(unknown), _CHUNK):
             for digest, text in conn.execute(sa.select(
                     topologies.c.digest, topologies.c.topology).where(
-                    topologies.c.digest.in_(wanted[start:start + _CHUNK]))):
+                    topologies.c.digest.in_(unknown[start:start + _CHUNK]))):
                 self._shapes[digest] = codec.decode_topology(text)
+        shapes, named = self._shapes, self._topologies
+        decode_summary, with_topology = (codec.decode_summary,
+                                         codec.with_topology)
         fresh = {}
-        for host, (ts, summary, digest) in by_host.items():
-            shape = self._shapes.get(digest)
-            if shape is None:
-                legacy.append(host)
+        for host, ts, summary, digest in rows:
+            head = None if summary is None else decode_summary(summary)
+            shape = shapes.get(digest)
+            if head is None or shape is None:
+                if summary is not None:
+                    legacy.append(host)
                 continue
-
-            def topology_of(name, host=host, digest=digest, shape=shape):
-                cached = self._topologies.get(host)
-                if cached and cached[0] == digest and (
-                        cached[1].hostname == name):
-                    return cached[1]
-                topology = dataclasses.replace(shape, hostname=name)
-                self._topologies[host] = (digest, topology)
-                return topology
-            report = codec.decode_summary(summary, topology_of)
-            if report is None:
-                legacy.append(host)
-            else:
-                fresh[host] = (ts, report)
+            hostname, report = head
+            # The host's renamed copy of its hardware's topology, kept
+            # while its digest and name stay.
+            topology = named.get(host)
+            if topology is None or topology[0] != digest or (
+                    topology[1].hostname != hostname):
+                topology = named[host] = (
+                    digest, dataclasses.replace(shape, hostname=hostname))
+            fresh[host] = (ts, with_topology(report, topology[1]))
         fresh.update(self._fetch_reports(conn, sorted(legacy), strip=True))
         return fresh
 

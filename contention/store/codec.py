@@ -344,18 +344,27 @@ def encode_latest(report):
             topology_digest(topology_text))
 
 
-def decode_summary(text, topology_of):
-    """A HostReport without instances from a summary, or None.
+def decode_summary(text):
+    """(topology's host name, HostReport without instances), or None.
 
-    ``topology_of(hostname)`` gives the report's topology by the host name
-    the summary recorded for it. None: the summary is of another layout,
-    and the report must be read from its body.
+    The report's topology is None until :func:`with_topology` sets the one
+    the caller keeps for that host name (the summary does not hold it).
+    None: the summary is of another layout, and the report must be read
+    from its body.
     """
     data = orjson.loads(text)
     if type(data) is not list or data[0] != SUMMARY_LAYOUT:
         return None
     decode_row = _ROW_DECODERS.get(report_mod.HostReport) or _row_codec(
         report_mod.HostReport, _ROW_DECODERS, _compile_row_decoder)
-    report = decode_row(data[2])
-    object.__setattr__(report, 'topology', topology_of(data[1]))
+    return data[1], decode_row(data[2])
+
+
+def with_topology(report, topology):
+    """``report`` (just decoded by :func:`decode_summary`) given its topology.
+
+    Set in place: the report is the caller's own until returned, and
+    replacing a frozen dataclass would copy it.
+    """
+    object.__setattr__(report, 'topology', topology)
     return report

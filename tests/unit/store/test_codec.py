@@ -13,6 +13,13 @@ from tests.unit import strategies
 from tests.unit.store import reports
 
 
+def _head(summary, topology):
+    """The report of a summary, with the topology renamed as it names."""
+    hostname, head = codec.decode_summary(summary)
+    return codec.with_topology(head, dataclasses.replace(
+        codec.decode_topology(topology), hostname=hostname))
+
+
 class TestCodec(base.BaseTestCase):
 
     @hypothesis.settings(max_examples=25, deadline=None)
@@ -40,9 +47,7 @@ class TestCodec(base.BaseTestCase):
         self.assertEqual(rep, codec.decode(body))
         self.assertEqual('', json.loads(topology)['hostname'])
         self.assertEqual(codec.topology_digest(topology), digest)
-        head = codec.decode_summary(
-            summary, lambda name: dataclasses.replace(
-                codec.decode_topology(topology), hostname=name))
+        head = _head(summary, topology)
         self.assertEqual(dataclasses.replace(rep, instances=()), head)
         # Another host of the same hardware shares the topology text.
         other = codec.encode_latest(dataclasses.replace(
@@ -54,8 +59,7 @@ class TestCodec(base.BaseTestCase):
     @hypothesis.given(strategies.host_reports())
     def test_summary_round_trip(self, rep):
         _body, summary, topology, _digest = codec.encode_latest(rep)
-        head = codec.decode_summary(summary, lambda name: dataclasses.replace(
-            codec.decode_topology(topology), hostname=name))
+        head = _head(summary, topology)
         self.assertEqual(dataclasses.replace(rep, instances=()), head)
         # Same field order as the class: encoding it again gives the
         # same JSON as the original.
@@ -67,8 +71,7 @@ class TestCodec(base.BaseTestCase):
         for host in 'ab':
             rep = reports.host_report(host, 1)
             _b, summary, topology, _d = codec.encode_latest(rep)
-            heads.append(codec.decode_summary(
-                summary, lambda name: codec.decode_topology(topology)))
+            heads.append(_head(summary, topology))
         self.assertIs(heads[0].sources, heads[1].sources)
         self.assertIs(heads[0].nodes[0].overhead, heads[1].nodes[0].overhead)
         self.assertIsNot(heads[0].nodes[0], heads[1].nodes[0])
@@ -151,17 +154,12 @@ class TestOlderMinorVersions(base.BaseTestCase):
         # A summary is a cache of the report: one written by another
         # release (a field added, or the object form from before rows)
         # is not decoded, and the reader falls back to the body.
-        _body, summary, topology, _digest = codec.encode_latest(self.rep)
-
-        def topology_of(name):
-            return dataclasses.replace(codec.decode_topology(topology),
-                                       hostname=name)
+        summary = codec.encode_latest(self.rep)[1]
         tag, hostname, row = json.loads(summary)
         self.assertEqual(codec.SUMMARY_LAYOUT, tag)
         older = json.dumps(['0' * 8, hostname, row[:-1]])
-        self.assertIsNone(codec.decode_summary(older, topology_of))
+        self.assertIsNone(codec.decode_summary(older))
         as_object = dict(_stored(dataclasses.replace(self.rep, instances=())),
                          topology_hostname='a')
         del as_object['topology'], as_object['instances']
-        self.assertIsNone(codec.decode_summary(json.dumps(as_object),
-                                               topology_of))
+        self.assertIsNone(codec.decode_summary(json.dumps(as_object)))
