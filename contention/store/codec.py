@@ -134,16 +134,23 @@ def _compile_decoder(cls):
         # After the conversions: a default is already what the class holds.
         env['N'] = len(every)
         body += ['    if len(data) < N:'] + defaults
+    return _finish_decoder(cls, body, env)
+
+
+def _finish_decoder(cls, body, env, key=_dict_values):
+    """Compile ``body``, which leaves the object's fields in ``data``.
+
+    The dict becomes the object's __dict__: no copy, and none of the
+    frozen __init__'s object.__setattr__ per field.
+    """
     if hasattr(cls, '__slots__') or hasattr(cls, '__post_init__'):
         body.append('    return cls(**data)')
     else:
-        # The decoded dict becomes the object's __dict__: no copy, and
-        # none of the frozen __init__'s object.__setattr__ per field.
         body += ['    obj = new(cls)', "    setattr(obj, '__dict__', data)",
                  '    return obj']
     exec('\n'.join(body), env)      # noqa: S102 (our own generated source)
     decode = env['decode']
-    return _interning(cls, decode) if cls in _INTERNED else decode
+    return _interning(cls, decode, key) if cls in _INTERNED else decode
 
 
 #: Integer keys (memory per NUMA node) become JSON strings, as json does.
@@ -292,17 +299,9 @@ def _compile_row_decoder(cls):
                 _DICT_INT: '{int(k): x for k, x in %s.items()}' % value,
             }.get(kind, value)
         items.append('%r: %s' % (name, convert))
-    body = ['def dec(v):', '    data = {%s}' % ', '.join(items)]
-    if hasattr(cls, '__slots__') or hasattr(cls, '__post_init__'):
-        body.append('    return cls(**data)')
-    else:
-        body += ['    obj = new(cls)', "    setattr(obj, '__dict__', data)",
-                 '    return obj']
-    exec('\n'.join(body), env)       # noqa: S102 (our own generated source)
-    decode = env['dec']
-    if cls in _INTERNED:
-        return _interning(cls, decode, key=tuple)
-    return decode
+    return _finish_decoder(
+        cls, ['def decode(v):', '    data = {%s}' % ', '.join(items)], env,
+        key=tuple)
 
 
 def _interned_tuple(decode_one):
