@@ -1112,13 +1112,17 @@ def merlin_analysis(results):
             'beat it on %s. Exact is per audit, for that epoch\'s CPU '
             'demands, not over the run: where demand varies (the MapReduce '
             'VMs, Darwin) a raise that is best at one audit may cost at a '
-            'later one, and ours, which only raises, keeps it.' % (
+            'later one, and ours, which only raises, keeps it, while the '
+            'oracle takes it back (quota changes by the oracle: %s).' % (
                 cache_up, cache_down, numa_up, numa_down,
                 ', '.join('%s %d' % (n, sum(
                     results[n][1][lb][0].quota_changes
                     for lb in ours)) for n in merlin),
                 _names(capped, 'no mix'),
-                _names(beat, 'no mix')) + ''.join(tail), '']
+                _names(beat, 'no mix'),
+                ', '.join('%s %d' % (n, results[n][1]['oracle'][0]
+                                     .quota_changes) for n in merlin))
+            + ''.join(tail), '']
 
 
 def analysis(results, checks, overcommit, arrivals):
