@@ -20,6 +20,19 @@ instances cannot fit otherwise) and node memory respected. Remote memory
 is never better in this model unless a memory controller saturates, so
 the restriction is stated, not hidden.
 
+**CPU quotas.** A capped instance (quota below 1 when the run began)
+may have that quota or more, in steps of one core up to its vCPUs
+(:func:`quota_options`): the raises Merlin's CPU-sensitivity trigger
+makes (section 3.5) and the swap strategies' quota phase
+(:mod:`contention.quota`) makes one audit at a time. The oracle chooses
+afresh every audit, so it may also take a raise back, which those never
+do: its options include theirs. Each socket composition's value is the
+best over its instances' quota options
+(:meth:`OraclePolicy._best_quotas`), so the optimum is exact over
+placements and quotas together, and the oracle stays an upper bound for
+policies that raise quotas. Were the options too many to enumerate,
+quotas would stay fixed and the note says the optimum is not exact.
+
 **Larger scenarios** (heterogeneous sockets, too many states): the oracle
 takes the better of the current placement and a balanced deal (Ahn et
 al.'s distribute over all sockets of the cluster), and reports an upper
@@ -35,6 +48,8 @@ between hosts, two re-pins with memory inside a host) so capacity holds
 after every action, plus memory moves for instances whose memory is not
 local.
 """
+
+import itertools
 
 import numpy as np
 
@@ -76,6 +91,23 @@ def _compositions(counts, vcpus, mems, cap, node_mem):
     return None if len(found) > MAX_COMPOSITIONS else found
 
 
+def quota_options(quota, vcpus, movable=True):
+    """The quotas the oracle may give an instance capped at ``quota``.
+
+    A capped instance (``quota`` below 1, the quota it started the run
+    with) gets it or more, one core at a time, ``quota + k / vcpus``, up
+    to 1 (Merlin section 3.5, "an additional local CPU";
+    :func:`contention.quota.one_more_core`). An uncapped or pinned (not
+    movable) instance keeps its quota.
+    """
+    if not movable or quota >= 1.0 or vcpus < 1:
+        return (quota,)
+    options = [quota]
+    while options[-1] < 1.0 - 1e-9:
+        options.append(min(1.0, options[-1] + 1.0 / vcpus))
+    return tuple(round(q, 6) for q in options)
+
+
 class OraclePolicy(policy.Policy):
     name = 'oracle'
 
@@ -89,14 +121,22 @@ class OraclePolicy(policy.Policy):
         self.sim = simulator
         self.notes = []
         self._memo = {}
+        #: Each instance's quota when the run began: its quota options
+        #: start there, whatever raises the oracle made since.
+        self._base_quota = {i.uuid: i.quota for i in simulator.state.instances}
+
+    def _base(self, inst):
+        return self._base_quota.setdefault(inst.uuid, inst.quota)
 
     # -- the search --------------------------------------------------------
 
     def _classes(self, t):
         groups = {}
         for inst in self.sim.state.instances:
+            # A capped instance's class is by the quota it started with
+            # (its options, quota_options); the others' by their quota.
             key = (inst.profile.name, inst.vcpus, inst.memory_mib,
-                   round(inst.quota, 4), round(inst.demand_at(t), 3))
+                   round(self._base(inst), 4), round(inst.demand_at(t), 3))
             groups.setdefault(key, []).append(inst)
         keys = sorted(groups)
         return keys, [groups[k] for k in keys]
@@ -118,8 +158,12 @@ class OraclePolicy(policy.Policy):
         total = sum(v * c for v, c in zip(vcpus, counts))
         return vcpus, mems, counts, total
 
-    def _evaluate(self, keys, members, comps, h0, s0, t):
-        """Per-class performance of each composition on one socket."""
+    def _evaluate(self, keys, members, comps, h0, s0, t, quotas=None):
+        """Per-class performance of each composition on one socket.
+
+        ``quotas``, when given, holds per composition and class the quota
+        of each of its instances there (else the class's own quota).
+        """
         st = self.sim.state
         host = st.hosts[h0]
         hosts = [state_mod.SimHost('oracle-%d' % k, host.model, host.hw)
@@ -129,10 +173,12 @@ class OraclePolicy(policy.Policy):
         for k, comp in enumerate(comps):
             for j, count in enumerate(comp):
                 proto = members[j][0]
-                for _ in range(count):
+                for n in range(count):
+                    quota = (proto.quota if quotas is None
+                             else quotas[k][j][n])
                     inst = state_mod.SimInstance(
                         uuid='%d-%d' % (k, j), name='', profile=proto.profile,
-                        quota=proto.quota, phase_offset=proto.phase_offset)
+                        quota=quota, phase_offset=proto.phase_offset)
                     tmp.add(inst)
                     tmp.place(inst, k, s0)
                     owner.append((k, j))
@@ -149,6 +195,37 @@ class OraclePolicy(policy.Policy):
         for n, (k, j) in enumerate(owner):
             values[k, j] += perf[n]
         return values
+
+    def _options(self, inst):
+        return quota_options(self._base(inst), inst.vcpus, inst.movable)
+
+    def _best_quotas(self, keys, members, comps, h0, s0, t):
+        """(value, quotas) per composition, the best over quota options.
+
+        ``quotas[c][j]`` is the tuple of quotas the composition's instances
+        of class ``j`` get (:func:`quota_options`, as a multiset: the
+        instances of a class are interchangeable). None when the options
+        multiply past :data:`MAX_COMPOSITIONS` evaluations.
+        """
+        options = [self._options(m[0]) for m in members]
+        rows, owner = [], []
+        for c, comp in enumerate(comps):
+            per_class = [tuple(itertools.combinations_with_replacement(
+                options[j], n)) for j, n in enumerate(comp)]
+            for split in itertools.product(*per_class):
+                rows.append(split)
+                owner.append(c)
+                if len(rows) > MAX_COMPOSITIONS:
+                    return None
+        expanded = [comps[c] for c in owner]
+        totals = self._evaluate(keys, members, expanded, h0, s0, t,
+                                quotas=rows).sum(axis=1)
+        value = np.full(len(comps), -np.inf)
+        quotas = [None] * len(comps)
+        for row, (c, total) in enumerate(zip(owner, totals)):
+            if total > value[c] + 1e-12:
+                value[c], quotas[c] = total, rows[row]
+        return value, quotas
 
     def search(self, t):
         """The exact optimum, or (None, why) when it cannot be searched.
@@ -191,12 +268,19 @@ class OraclePolicy(policy.Policy):
                           % n_states)
         memo_key = (tuple(keys), tuple(counts), len(slots))
         if memo_key in self._memo:
-            assignment, total = self._memo[memo_key]
+            assignment, total, quotas, exact = self._memo[memo_key]
             return dict(keys=keys, members=members, slots=slots,
                         assignment=assignment, value=total,
-                        exact=True), None
-        per_class = self._evaluate(keys, members, comps, h0, s0, t)
-        value = per_class.sum(axis=1)
+                        quotas=quotas, exact=exact), None
+        capped = any(len(self._options(m[0])) > 1 for m in members)
+        best_quotas = (self._best_quotas(keys, members, comps, h0, s0, t)
+                       if capped else None)
+        if best_quotas is None:
+            value = self._evaluate(keys, members, comps, h0, s0,
+                                   t).sum(axis=1)
+            comp_quotas = None
+        else:
+            value, comp_quotas = best_quotas
         radix = np.cumprod([1] + [c + 1 for c in counts[:-1]])
         digits = (np.arange(n_states)[:, None] // radix[None, :]) % (
             np.array(counts) + 1)[None, :]
@@ -220,16 +304,20 @@ class OraclePolicy(policy.Policy):
         full = int(np.array(counts) @ radix)
         if not np.isfinite(best[full]):
             return None, 'no feasible placement of whole sockets'
-        assignment = []
+        assignment, quotas = [], []
         state = full
         for arg in reversed(choices):
             c = int(arg[state])
             assignment.append(comps[c])
+            quotas.append(None if comp_quotas is None else comp_quotas[c])
             state -= int(comp_code[c])
-        self._memo[memo_key] = (assignment, float(best[full]))
+        # Exact unless capped instances' quotas had to stay fixed.
+        exact = not capped or comp_quotas is not None
+        self._memo[memo_key] = (assignment, float(best[full]), quotas,
+                                exact)
         return dict(keys=keys, members=members, slots=slots,
                     assignment=assignment, value=float(best[full]),
-                    exact=True), None
+                    quotas=quotas, exact=exact), None
 
     # -- turning a target into actions -------------------------------------
 
@@ -239,12 +327,24 @@ class OraclePolicy(policy.Policy):
         current = float(sum(self._current_perf(t)))
         if found is None:
             return self._fallback(t, why, current)
+        fixed = ('' if found['exact'] else
+                 ' (exact search not possible over quota raises, too many '
+                 'options: quotas kept fixed)')
         if found['value'] <= current * (1.0 + self.min_gain):
             return cluster.Plan(reason='oracle: current placement within '
-                                '%.1f %% of the optimum' % (100 * self.min_gain))
-        note = ('oracle: exact optimum over NUMA-local placements, sum of '
-                'normalised performance %.3f (current %.3f)'
-                % (found['value'], current))
+                                '%.1f %% of the optimum%s'
+                                % (100 * self.min_gain, fixed))
+        scope = ('NUMA-local placements and CPU quota raises'
+                 if any(q is not None for q in found['quotas'])
+                 else 'NUMA-local placements')
+        if found['exact']:
+            note = ('oracle: exact optimum over %s, sum of normalised '
+                    'performance %.3f (current %.3f)'
+                    % (scope, found['value'], current))
+        else:
+            note = ('oracle: best over NUMA-local placements%s, sum of '
+                    'normalised performance %.3f (current %.3f)'
+                    % (fixed, found['value'], current))
         self.notes.append(note)
         return cluster.Plan(actions=self._moves(found),
                             indicators={'oracle_value': found['value'],
@@ -405,6 +505,38 @@ class OraclePolicy(policy.Policy):
                 actions.append(cluster.Repin(
                     inst.uuid, st.hosts[inst.host].name,
                     st.socket_of(inst), move_memory=True))
+        return tuple(actions) + self._quota_actions(found, where, cls_of)
+
+    def _quota_actions(self, found, where, cls_of):
+        """CpuQuota actions giving each slot's instances their quotas.
+
+        ``where`` maps each instance to the slot it ends in. The chosen
+        quotas of a class on a slot go to its instances there, highest
+        first, in uuid order (they are interchangeable).
+        """
+        st = self.sim.state
+        actions = []
+        for k, quotas in enumerate(found.get('quotas') or ()):
+            if quotas is None:
+                continue
+            h = found['slots'][k][0]
+            for j, wanted in enumerate(quotas):
+                here = sorted((i for i in st.instances
+                               if where[i.uuid] == k and cls_of[i.uuid] == j),
+                              key=lambda i: i.uuid)
+                wanted = sorted(wanted, reverse=True)
+                # Instances already at a wanted quota keep it.
+                rest = []
+                for inst in here:
+                    match = next((n for n, q in enumerate(wanted)
+                                  if abs(q - inst.quota) <= 1e-9), None)
+                    if match is None:
+                        rest.append(inst)
+                    else:
+                        wanted.pop(match)
+                for inst, quota in zip(rest, wanted):
+                    actions.append(cluster.CpuQuota(
+                        inst.uuid, st.hosts[h].name, float(quota)))
         return tuple(actions)
 
     def _move(self, inst, slot):

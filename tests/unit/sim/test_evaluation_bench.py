@@ -72,6 +72,19 @@ class TestTargets(testtools.TestCase):
         self.assertIsNone(checks['s']['oracle_ok'])
         self.assertFalse(checks['s']['exact'])
 
+    def test_oracle_with_quotas_fixed_is_not_exact(self):
+        # Too many quota options: the oracle keeps quotas fixed, and a
+        # policy that raises them may pass it, so it bounds nothing.
+        fixed = (' (exact search not possible over quota raises, too many '
+                 'options: quotas kept fixed)')
+        for note in ('oracle: best over NUMA-local placements' + fixed,
+                     'oracle: current placement within 2.0 % of the '
+                     'optimum' + fixed):
+            checks = evaluation.check_targets(
+                self._results(0.6, 0.7, (note,)))
+            self.assertFalse(checks['s']['exact'])
+            self.assertIsNone(checks['s']['oracle_ok'])
+
     def test_oracle_without_gain_needs_ours_to_lose_nothing(self):
         notes = ('oracle: current placement within 2.0 % of the optimum',)
         checks = evaluation.check_targets(self._results(0.5, 0.5, notes))

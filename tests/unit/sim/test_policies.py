@@ -140,6 +140,51 @@ class TestOracle(base.BaseTestCase):
         # Nothing left to do at the optimum.
         self.assertEqual((), orc.rebalance(sim.view(), None).actions)
 
+    def test_quota_options_are_one_core_steps_up_to_the_vcpus(self):
+        self.assertEqual((0.5, 0.75, 1.0), oracle.quota_options(0.5, 4))
+        self.assertEqual((0.5, 1.0), oracle.quota_options(0.5, 1))
+        self.assertEqual((1.0,), oracle.quota_options(1.0, 4))
+        # pinned instances keep what they have
+        self.assertEqual((0.5,), oracle.quota_options(0.5, 4, movable=False))
+
+    def _capped(self):
+        data = {
+            'name': 'tiny-quota', 'placement': 'nova_spread',
+            'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
+                                   'l3_mib_per_node': 4,
+                                   'memory_gib_per_node': 4}},
+            'hosts': [{'class': 'small', 'count': 1}],
+            'profile_library': 'ahn-spec2006',
+            'instances': [{'profile': 'namd', 'count': 2, 'quota': 0.5},
+                          {'profile': 'lbm', 'count': 2}],
+        }
+        return scenario.from_dict(data, 'tiny-quota.yaml')
+
+    def test_oracle_raises_quotas_when_that_is_best(self):
+        # Two CPU-bound instances capped at half a core: the optimum over
+        # placements and quotas gives them whole cores, so the oracle is an
+        # upper bound for policies that raise quotas (Merlin's quota phase).
+        sim = simulator.Simulator(self._capped())
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        t = sim.now + sim.scenario.epoch_s / 2.0
+        found, why = orc.search(t)
+        self.assertIsNone(why)
+        self.assertTrue(found['exact'])
+        keys, members = orc._classes(t)
+        fixed = orc._evaluate(keys, members, found['assignment'],
+                              0, 0, t).sum()
+        self.assertGreater(found['value'], fixed)
+        plan = orc.rebalance(sim.view(), None)
+        quotas = [a for a in plan.actions if isinstance(a, cluster.CpuQuota)]
+        self.assertEqual(2, len(quotas))
+        self.assertTrue(all(a.quota == 1.0 for a in quotas))
+        self.assertEqual((), sim.apply(plan).rejected)
+        self.assertAlmostEqual(found['value'], orc._current_perf(t).sum(), 3)
+        self.assertIn('CPU quota raises', orc.notes[-1])
+        # Nothing left to do at the optimum, and a raise is not taken back.
+        self.assertEqual((), orc.rebalance(sim.view(), None).actions)
+
     def test_heterogeneous_sockets_say_so(self):
         data = {
             'name': 'mixed-hw',
