@@ -39,7 +39,8 @@ COUNTER_FEATURES = FEATURE_NAMES[:FEATURE_NAMES.index('mf_small_llc')]
 #: The share of the LLC ``mf_small_llc`` is measured with (a resctrl CAT
 #: allocation of a quarter of the cache ways, or ``pqos -e``). Any small
 #: share tells a cache-sensitive workload from an insensitive one with
-#: the same counters: synthetic-only group CV gives 0.0195 with 1/8, 1/4
+#: the same counters: synthetic-only group CV (mean over the merlin-mix1
+#: and ahn-wl1 hardware) gives 0.0195 with 1/8, 1/4
 #: and 1/2 alike (SIMULATED, see doc/nova.md).
 SMALL_LLC_FRACTION = 0.25
 TARGET_NAMES = ('performance', 'corunner_slowdown')

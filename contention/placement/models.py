@@ -10,8 +10,10 @@ in ``__init__``, learning in ``fit``, nothing hidden.
   state) -> (instance's normalised performance, co-runners' mean
   slowdown), one forest per output; the performance forest learns the
   throughput-equivalent performance (:func:`throughput_equivalent`), so
-  latency services share one target with throughput workloads. This is
-  what the Nova weigher asks per candidate host.
+  latency services share one target with throughput workloads; profiles
+  without the small-LLC Memory Factor are answered by fallback forests
+  (:class:`_RoutedForests`). This is what the Nova weigher asks per
+  candidate host.
 * :class:`PlacementVectorModel`: a workload's performance in two important
   placements -> its performance in every important placement (section 5;
   the two inputs chosen automatically for accuracy).
