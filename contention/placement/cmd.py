@@ -84,7 +84,9 @@ def build_parser():
                                         '(paper section 7)')
     adv.add_argument('--model', required=True)
     adv.add_argument('--profile', required=True,
-                     help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>')
+                     help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>'
+                          '[,cpu_util=<0-1>][,latency=1]'
+                          '[,mf_small_llc=<MF with 1/4 of the LLC>]')
     adv.add_argument('--vcpus', type=int, required=True)
     adv.add_argument('--memory-mib', type=int, default=4096)
     adv.add_argument('--target', type=float, default=0.9)

@@ -2,7 +2,9 @@
 
 The interference model predicts, from what an instance does (its Merlin
 profile: L3 MPKI, Memory Factor, IPC; its CPU utilisation and whether it
-is a latency service, both optional; its size) and what the cell it
+is a latency service, both optional; optionally its Memory Factor
+measured with a quarter of the LLC, the slope of its miss-ratio curve;
+its size) and what the cell it
 would land on already carries (co-runners' summed MPKI, miss intensity,
 CPU demand and vCPUs, memory bandwidth, free CPUs, Liu & Li overhead
 levels), two numbers: the
@@ -16,7 +18,7 @@ import dataclasses
 import math
 from typing import Optional
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 FEATURE_NAMES = (
     'mpki', 'mf', 'ipc', 'vcpus', 'memory_gib',
@@ -26,7 +28,21 @@ FEATURE_NAMES = (
     # CPU time x busy vCPUs) of the instance and of its co-runners
     'cpu_util', 'latency', 'miss_intensity', 'co_miss_intensity',
     'total_miss_intensity', 'co_cpu_demand', 'cpu_demand_ratio',
+    # schema 3: the Memory Factor with SMALL_LLC_FRACTION of the LLC and
+    # its rise over the MF alone (NaN when the profile lacks it)
+    'mf_small_llc', 'mf_small_llc_rise',
 )
+#: The features of a profile without ``mf_small_llc``: what the fallback
+#: forests of an InterferenceModel read (see contention.placement.models).
+COUNTER_FEATURES = FEATURE_NAMES[:FEATURE_NAMES.index('mf_small_llc')]
+
+#: The share of the LLC ``mf_small_llc`` is measured with (a resctrl CAT
+#: allocation of a quarter of the cache ways, or ``pqos -e``). Any small
+#: share tells a cache-sensitive workload from an insensitive one with
+#: the same counters: synthetic-only group CV (mean over the merlin-mix1
+#: and ahn-wl1 hardware) gives 0.0195 with 1/8, 1/4
+#: and 1/2 alike (SIMULATED, see doc/nova.md).
+SMALL_LLC_FRACTION = 0.25
 TARGET_NAMES = ('performance', 'corunner_slowdown')
 
 
@@ -47,6 +63,14 @@ class InstanceProfile:
     #: Its performance is a response time (a latency service), as the
     #: operator declares it; counters cannot tell.
     latency: bool = False
+    #: Its Memory Factor (LLC misses / LLC references) measured alone with
+    #: :data:`SMALL_LLC_FRACTION` of the LLC (a CAT allocation), from
+    #: offline profiling; None = not measured. With ``mf`` (the MF with
+    #: the whole LLC) it samples the miss-ratio curve at two points, which
+    #: tells a workload whose working set only just fits the cache (it
+    #: suffers when co-runners take the cache) from one that needs little
+    #: of it: the same MPKI, MF and IPC otherwise.
+    mf_small_llc: Optional[float] = None
 
     def __post_init__(self):
         for name in ('mpki', 'mf', 'ipc'):
@@ -64,6 +88,12 @@ class InstanceProfile:
                 or not math.isfinite(util) or not 0 <= util <= 1):
             raise ValueError('profile cpu_util must be a number in 0-1, '
                              'got %r' % (util,))
+        small = self.mf_small_llc
+        if small is not None and (
+                isinstance(small, bool) or not isinstance(small, (int, float))
+                or not math.isfinite(small) or not 0 <= small <= 1):
+            raise ValueError('profile mf_small_llc must be a number in 0-1, '
+                             'got %r' % (small,))
         if not isinstance(self.latency, bool):
             raise ValueError('profile latency must be true or false, got %r'
                              % (self.latency,))
@@ -92,7 +122,7 @@ NEUTRAL_CPU_UTIL = 1.0
 NEUTRAL_PROFILE = InstanceProfile(mpki=5.0, mf=0.4, ipc=1.0)
 
 _PROFILE_KEYS = {'mpki': float, 'mf': float, 'ipc': float}
-_OPTIONAL_KEYS = ('cpu_util', 'latency')
+_OPTIONAL_KEYS = ('cpu_util', 'latency', 'mf_small_llc')
 _TRUE = ('1', 'true', 'yes')
 _FALSE = ('0', 'false', 'no')
 
@@ -100,8 +130,9 @@ _FALSE = ('0', 'false', 'no')
 def parse_profile(text, vcpus=1, memory_mib=1024, source='hint'):
     """``"mpki=12,mf=0.7,ipc=0.8"`` -> InstanceProfile; ValueError if bad.
 
-    ``mpki``, ``mf`` and ``ipc`` are required; ``cpu_util=`` (0-1) and
-    ``latency=`` (1/0, true/false, yes/no) are optional. The message says
+    ``mpki``, ``mf`` and ``ipc`` are required; ``cpu_util=`` (0-1),
+    ``latency=`` (1/0, true/false, yes/no) and ``mf_small_llc=`` (0-1, see
+    :attr:`InstanceProfile.mf_small_llc`) are optional. The message says
     which part is wrong.
     """
     if not isinstance(text, str) or not text.strip():
@@ -113,7 +144,8 @@ def parse_profile(text, vcpus=1, memory_mib=1024, source='hint'):
         if not sep or (key not in _PROFILE_KEYS
                        and key not in _OPTIONAL_KEYS):
             raise ValueError('contention profile %r: %r is not one of '
-                             'mpki=, mf=, ipc=, cpu_util=, latency='
+                             'mpki=, mf=, ipc=, cpu_util=, latency=, '
+                             'mf_small_llc='
                              % (text, part.strip()))
         if key in values:
             raise ValueError('contention profile %r: %s given twice'
@@ -145,6 +177,8 @@ def format_profile(profile):
         text += ',cpu_util=%g' % profile.cpu_util
     if profile.latency:
         text += ',latency=1'
+    if profile.mf_small_llc is not None:
+        text += ',mf_small_llc=%g' % profile.mf_small_llc
     return text
 
 
@@ -190,7 +224,9 @@ def feature_row(profile, cell):
 
     Unmeasured bandwidth and overhead levels are filled with estimates
     from the summed MPKI, so a host whose agent lacks resctrl still gets
-    a meaningful row (the same fill is used in training).
+    a meaningful row (the same fill is used in training). A profile
+    without ``mf_small_llc`` gets NaN in its two columns; the model then
+    answers from its forests that do not read them.
     """
     bw = cell.mem_bw_bps
     if bw is None:
@@ -201,6 +237,8 @@ def feature_row(profile, cell):
     co_demand = _or(cell.co_cpu_demand, cell.co_vcpus)
     own_int = profile.miss_intensity
     demand = co_demand + profile.util * profile.vcpus
+    small = (math.nan if profile.mf_small_llc is None
+             else float(profile.mf_small_llc))
     return (
         float(profile.mpki), float(profile.mf), float(profile.ipc),
         float(profile.vcpus), profile.memory_mib / 1024.0,
@@ -212,6 +250,7 @@ def feature_row(profile, cell):
         float(profile.util), float(profile.latency), float(own_int),
         float(co_int), float(co_int + own_int), float(co_demand),
         demand / cell.cpus if cell.cpus else float(demand),
+        small, small - float(profile.mf),
     )
 
 
@@ -301,8 +340,8 @@ def choose_profile(hint=None, extra_spec=None, image_profile=None, vcpus=1,
 
     Hint (scheduler hint ``contention_profile``) > flavor extra spec
     (``contention:profile``) > the store's profile of the image (any object
-    with ``mpki``, ``mf``, ``ipc``; ``cpu_util`` and ``latency`` are read
-    when it has them) > :data:`NEUTRAL_PROFILE`. A malformed
+    with ``mpki``, ``mf``, ``ipc``; ``cpu_util``, ``latency`` and
+    ``mf_small_llc`` are read when it has them) > :data:`NEUTRAL_PROFILE`. A malformed
     hint or extra spec is skipped and reported in the returned list (the
     caller logs it), never an error.
 
@@ -327,6 +366,7 @@ def choose_profile(hint=None, extra_spec=None, image_profile=None, vcpus=1,
                 ipc=image_profile.ipc, vcpus=vcpus, memory_mib=memory_mib,
                 cpu_util=getattr(image_profile, 'cpu_util', None),
                 latency=bool(getattr(image_profile, 'latency', False)),
+                mf_small_llc=getattr(image_profile, 'mf_small_llc', None),
                 source='image'), problems
         except ValueError as exc:
             problems.append('image profile ignored: %s' % exc)

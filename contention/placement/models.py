@@ -10,8 +10,10 @@ in ``__init__``, learning in ``fit``, nothing hidden.
   state) -> (instance's normalised performance, co-runners' mean
   slowdown), one forest per output; the performance forest learns the
   throughput-equivalent performance (:func:`throughput_equivalent`), so
-  latency services share one target with throughput workloads. This is
-  what the Nova weigher asks per candidate host.
+  latency services share one target with throughput workloads; profiles
+  without the small-LLC Memory Factor are answered by fallback forests
+  (:class:`_RoutedForests`). This is what the Nova weigher asks per
+  candidate host.
 * :class:`PlacementVectorModel`: a workload's performance in two important
   placements -> its performance in every important placement (section 5;
   the two inputs chosen automatically for accuracy).
@@ -170,13 +172,69 @@ class _PerOutputForests:
             forest.fit(X, Y[:, i])
         return self
 
+
+_SMALL = features.FEATURE_NAMES.index('mf_small_llc')
+_COUNTERS = len(features.COUNTER_FEATURES)
+
+
+def _known(X):
+    """Rows whose profile has ``mf_small_llc``."""
+    return ~np.isnan(X[:, _SMALL])
+
+
+class _RoutedForests:
+    """Forests on every feature, and fallback forests for other profiles.
+
+    Rows whose profile has ``mf_small_llc`` (see
+    :attr:`features.InstanceProfile.mf_small_llc`) are answered by
+    ``forests`` (trained on such rows); the others by ``fallback``,
+    trained on every row without the two ``mf_small_llc`` columns
+    (:data:`features.COUNTER_FEATURES`). Filling the columns of unknown
+    profiles with some value instead would either teach the forests a
+    wrong curve or, trained with masked rows, blur the known ones
+    (SIMULATED: masking a quarter of the synthetic subjects took
+    merlin-mix1 from 0.0375 to 0.0409, and its unknown-profile error
+    stayed above the fallback's).
+    """
+
+    def __init__(self, make, fallback=True):
+        self.make = make
+        self.fallback_wanted = fallback
+        self.forests = None
+        self.fallback = None
+
+    def fit(self, X, Y):
+        X, Y = np.asarray(X, float), np.asarray(Y, float)
+        known = _known(X)
+        if known.any():
+            self.forests = self.make().fit(X[known], Y[known]).forests
+        if self.fallback_wanted or not known.any():
+            self.fallback = self.make().fit(X[:, :_COUNTERS], Y).forests
+        return self
+
     def predict(self, X):
-        return _predict(self.forests, X)
+        return _predict(self.forests, self.fallback, X)
 
 
-def _predict(forests, X):
-    """Performance (through :func:`performance_from`) and the rest."""
-    Y = np.column_stack([f.predict(X) for f in forests])
+def _predict(forests, fallback, X):
+    """Performance (through :func:`performance_from`) and the rest.
+
+    Rows with ``mf_small_llc`` go to ``forests``, the others (and every
+    row when ``forests`` is None) to ``fallback``.
+    """
+    X = np.asarray(X, float)
+    known = _known(X) if forests else np.zeros(len(X), dtype=bool)
+    Y = np.zeros((len(X), len(features.TARGET_NAMES)))
+    for rows, trees, cols in ((known, forests, X.shape[1]),
+                              (~known, fallback, _COUNTERS)):
+        if rows.any():
+            if not trees:
+                raise ValueError('the interference model has no forests for '
+                                 'profiles %s mf_small_llc' % (
+                                     'with' if cols == X.shape[1]
+                                     else 'without'))
+            Y[rows] = np.column_stack([f.predict(X[rows][:, :cols])
+                                       for f in trees])
     Y[:, 0] = performance_from(X, Y[:, 0])
     return Y
 
@@ -192,6 +250,9 @@ class InterferenceModel:
     settings are :data:`CORUNNER_PARAMS`, chosen by group 3-fold
     cross-validation over the synthetic training subjects only (rows every
     leave-one-workload-out fold trains on; no held-out workload involved).
+    Two such pairs (see :class:`_RoutedForests`): ``forests_`` for
+    profiles with ``mf_small_llc`` (None when no training row had it),
+    ``fallback_forests_`` for profiles without it.
     """
 
     kind = 'interference'
@@ -205,16 +266,22 @@ class InterferenceModel:
         self.n_estimators = n_estimators
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
-        #: One fitted forest per output, in TARGET_NAMES order.
+        #: One fitted forest per output, in TARGET_NAMES order, for
+        #: profiles with ``mf_small_llc``; None if none trained.
         self.forests_ = None
+        #: The same for profiles without it (COUNTER_FEATURES only).
+        self.fallback_forests_ = None
         self.cv_ = None
         self.summary_ = {}
 
-    def _make(self):
+    def _pair(self):
         return _PerOutputForests(
             self.n_estimators, self.random_state,
             [{'min_samples_leaf': self.min_samples_leaf},
              self.CORUNNER_PARAMS])
+
+    def _make(self, fallback=True):
+        return _RoutedForests(self._pair, fallback=fallback)
 
     def fit(self, X, Y, groups=None):
         X, Y = np.asarray(X, float), np.asarray(Y, float)
@@ -225,26 +292,37 @@ class InterferenceModel:
             raise ValueError('expected targets of shape (%d, %d), got %s'
                              % (X.shape[0], len(features.TARGET_NAMES),
                                 Y.shape))
-        self.forests_ = self._make().fit(X, Y).forests
-        self.summary_ = {'samples': int(X.shape[0])}
+        routed = self._make().fit(X, Y)
+        self.forests_, self.fallback_forests_ = routed.forests, \
+            routed.fallback
+        self.summary_ = {'samples': int(X.shape[0]),
+                         'samples_with_mf_small_llc': int(_known(X).sum())}
         if groups is not None:
             self.summary_['workloads'] = len(set(np.asarray(groups).tolist()))
         return self
 
     def cross_validate(self, X, Y, groups, evaluate=None):
-        self.cv_ = leave_one_group_out(self._make, X, Y, groups,
-                                       features.TARGET_NAMES,
+        """Per-workload leave-one-out (see :func:`leave_one_group_out`).
+
+        A fold fits fallback forests only when some row lacks
+        ``mf_small_llc`` (when every row has it they would answer none).
+        """
+        X = np.asarray(X, float)
+        fallback = bool((~_known(X)).any())
+        self.cv_ = leave_one_group_out(lambda: self._make(fallback), X, Y,
+                                       groups, features.TARGET_NAMES,
                                        evaluate=evaluate)
         return self.cv_
 
     def predict(self, X):
         """Array (n, 2): performance and co-runner slowdown, clipped 0-1."""
-        if self.forests_ is None:
+        if self.forests_ is None and self.fallback_forests_ is None:
             raise ValueError('the interference model is not trained')
         X = np.asarray(X, float)
         if X.ndim == 1:
             X = X.reshape(1, -1)
-        return np.clip(_predict(self.forests_, X), 0.0, 1.0)
+        return np.clip(_predict(self.forests_, self.fallback_forests_, X),
+                       0.0, 1.0)
 
 
 class PlacementVectorModel:

@@ -12,8 +12,10 @@ arbitrary code the way a pickle can. It holds a plain dictionary:
 * ``summary``: what it was trained on (source, samples, workloads, date);
 * ``cv_mae``: the measured per-workload leave-one-out error;
 * the forests (the interference model's: one per output, in
-  ``target_names`` order; a file with the older single multi-output
-  forest is refused with "retrain"), and ``performance_target``, what
+  ``target_names`` order, for profiles with ``mf_small_llc`` (possibly
+  none) and ``fallback_forests`` for profiles without it; a file with the
+  older single multi-output forest is refused with "retrain"), and
+  ``performance_target``, what
   the performance forest predicts (a file without it predicts the raw
   performance and is refused with "retrain"); for the placement-vector model
   its placement labels and chosen input pair.
@@ -80,7 +82,9 @@ def save(bundle, path):
             'params': {'n_estimators': im.n_estimators,
                        'min_samples_leaf': im.min_samples_leaf,
                        'random_state': im.random_state},
-            'forests': list(im.forests_), 'cv': _cv_dict(im.cv_),
+            'forests': list(im.forests_ or ()),
+            'fallback_forests': list(im.fallback_forests_ or ()),
+            'cv': _cv_dict(im.cv_),
             'performance_target': im.PERFORMANCE_TARGET,
             'summary': dict(im.summary_)},
         'placement_vector': None,
@@ -156,20 +160,25 @@ def _bundle_from(data, path):
             'code expects the %s: retrain it with contention-train'
             % (path, target, models.InterferenceModel.PERFORMANCE_TARGET))
     im = models.InterferenceModel(**part['params'])
-    im.forests_ = list(part['forests'])
     im.cv_ = _cv_from(part['cv'])
     im.summary_ = dict(part['summary'])
-    if len(im.forests_) != len(features.TARGET_NAMES):
-        raise ModelFileError('model file %s: %d interference forests, not '
-                             'one per output (%d)'
-                             % (path, len(im.forests_),
-                                len(features.TARGET_NAMES)))
-    for forest in im.forests_:
-        if getattr(forest, 'n_features_in_', None) != len(
-                features.FEATURE_NAMES):
-            raise ModelFileError('model file %s: its interference forest '
-                                 'does not take %d features'
-                                 % (path, len(features.FEATURE_NAMES)))
+    for key, width, may_be_empty in (
+            ('forests', len(features.FEATURE_NAMES), True),
+            ('fallback_forests', len(features.COUNTER_FEATURES), False)):
+        forests = list(part.get(key) or ())
+        if not forests and may_be_empty:
+            continue
+        if len(forests) != len(features.TARGET_NAMES):
+            raise ModelFileError('model file %s: %d interference %s, not '
+                                 'one per output (%d)'
+                                 % (path, len(forests), key.replace('_', ' '),
+                                    len(features.TARGET_NAMES)))
+        for forest in forests:
+            if getattr(forest, 'n_features_in_', None) != width:
+                raise ModelFileError('model file %s: its interference %s '
+                                     'do not take %d features'
+                                     % (path, key.replace('_', ' '), width))
+        setattr(im, key + '_', forests)
     pv = None
     part = data.get('placement_vector')
     if part is not None:

@@ -86,7 +86,8 @@ class ContentionWeigherPolicy(policy.Policy):
             name: features.InstanceProfile(
                 mpki=p['mpki'], mf=p['mf'], ipc=p['ipc'], vcpus=p['vcpus'],
                 cpu_util=p.get('cpu_util'),
-                latency=bool(p.get('latency', False)), source='flavor')
+                latency=bool(p.get('latency', False)),
+                mf_small_llc=p.get('mf_small_llc'), source='flavor')
             for name, p in report['workloads'].items()}
         self.notes.append('contention_weigher: model trained from scenario '
                           '%s (%d samples, %d trees; simulated)'
@@ -103,12 +104,14 @@ class ContentionWeigherPolicy(policy.Policy):
         known = self.profiles.get(instance.image_id or '')
 
         def make(mpki, mf, ipc, source, cpu_util=None):
-            # the latency flag is declared (the flavor), never measured
+            # the latency flag is declared (the flavor), never measured;
+            # the small-LLC MF comes from offline profiling (the flavor)
             return features.InstanceProfile(
                 mpki=mpki, mf=mf, ipc=ipc, vcpus=instance.vcpus,
                 memory_mib=instance.memory_mib, source=source,
                 cpu_util=None if cpu_util is None else min(1.0, cpu_util),
-                latency=bool(known and known.latency))
+                latency=bool(known and known.latency),
+                mf_small_llc=known.mf_small_llc if known else None)
         if None not in (instance.mpki, instance.mf, instance.ipc):
             return make(instance.mpki, instance.mf, instance.ipc, 'view',
                         instance.cpu_util)

@@ -151,8 +151,8 @@ def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
     ``contention_weigher`` policy): ``train_from_sim(name, **QUICK,
     cross_validate=False)`` takes a few seconds. Figures in ``report`` are
     simulated; ``report['workloads']`` maps each workload (profile name)
-    to the MPKI, MF, IPC, CPU utilisation and vCPUs its synthetic counters
-    show alone, and whether it is a latency service.
+    to the MPKI, MF, IPC, CPU utilisation, vCPUs and small-LLC MF its
+    synthetic counters show alone, and whether it is a latency service.
     """
     data, parts = sim_dataset(scenario, samples_per_workload, seed,
                               libraries=libraries, synthetic=synthetic,
@@ -164,6 +164,7 @@ def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
         w.name: {'mpki': w.profile.mpki, 'mf': w.profile.mf,
                  'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus,
                  'cpu_util': w.profile.cpu_util,
-                 'latency': w.profile.latency}
+                 'latency': w.profile.latency,
+                 'mf_small_llc': w.profile.mf_small_llc}
         for w in parts[1]}
     return bundle, report

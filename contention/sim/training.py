@@ -41,7 +41,11 @@ open; also in ``doc/nova.md``):
   divided by without it;
 * a workload's ``cpu_util`` is what its synthetic counters show alone
   (CPU time over vCPUs x wall time), and ``latency`` is its profile's
-  ``metric: latency`` (what an operator would declare).
+  ``metric: latency`` (what an operator would declare);
+* its ``mf_small_llc`` is the Memory Factor its synthetic counters show
+  alone with :data:`~contention.placement.features.SMALL_LLC_FRACTION`
+  of its node's LLC (what offline profiling under a resctrl CAT
+  allocation would measure; :func:`small_llc_mf`).
 
 Synthetic training profiles (:func:`synthetic_profiles`) are seeded
 random draws over the ranges of the simulator's profile parameters, a
@@ -148,6 +152,21 @@ def measured_profile(host, prof, with_util=False):
         util = float(c['cpu_time_ns'][0]) / 1e9 / float(prof.vcpus)
         return mpki, mf, ipc, min(1.0, max(0.0, util))
     return mpki, mf, ipc
+
+
+def small_llc_mf(host, prof, fraction):
+    """The Memory Factor of ``prof`` alone with ``fraction`` of the LLC.
+
+    The run of :func:`measured_profile` with the node's LLC capacity
+    scaled by ``fraction``, as a CAT allocation confines a VM to a share
+    of the cache ways; nothing else of the host changes.
+    """
+    p = solver.alone(host.problem([(prof, host.model.node_ids[:1])]))
+    p.demand = np.array([mean_demand(prof)])
+    p.node_l3 = p.node_l3 * float(fraction)
+    c = counters_mod.deltas(p, solver.solve(p), dt=1.0)
+    refs = float(c['cache_references'][0])
+    return float(c['cache_misses'][0]) / refs if refs > 0 else 0.0
 
 
 class SimulatorPerformance(object):
@@ -349,8 +368,10 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
             continue        # cannot land on one node: not a trial subject
         mpki, mf, ipc, util = measured_profile(source.host, prof,
                                                with_util=True)
+        small = small_llc_mf(source.host, prof, features.SMALL_LLC_FRACTION)
         workloads.append(datasets.Workload(name, features.InstanceProfile(
             mpki=mpki, mf=mf, ipc=ipc, vcpus=int(prof.vcpus),
             memory_mib=int(prof.memory_mib), source='sim', cpu_util=util,
-            latency=prof.metric == 'latency')))
+            latency=prof.metric == 'latency',
+            mf_small_llc=min(1.0, max(0.0, small)))))
     return source.host.topology, workloads, source

@@ -46,6 +46,30 @@ class TestFeatures(testtools.TestCase):
         self.assertEqual(q, features.parse_profile(
             features.format_profile(q), vcpus=2))
 
+    def test_small_llc_mf(self):
+        p = features.parse_profile('mpki=3,mf=0.25,ipc=0.6,mf_small_llc=0.55')
+        self.assertEqual(0.55, p.mf_small_llc)
+        self.assertEqual(p, features.parse_profile(features.format_profile(p)))
+        row = dict(zip(features.FEATURE_NAMES, features.feature_row(
+            p, features.CellState(cpus=8))))
+        self.assertAlmostEqual(0.55, row['mf_small_llc'])
+        self.assertAlmostEqual(0.30, row['mf_small_llc_rise'])
+        # not measured: NaN, so the model answers from its fallback forests
+        row = features.feature_row(features.NEUTRAL_PROFILE,
+                                   features.CellState(cpus=8))
+        self.assertTrue(np.isnan(row[-2:]).all())
+        self.assertFalse(np.isnan(row[:-2]).any())
+        self.assertEqual(len(features.COUNTER_FEATURES) + 2,
+                         len(features.FEATURE_NAMES))
+        exc = self.assertRaises(ValueError, features.parse_profile,
+                                'mpki=1,mf=0.5,ipc=1,mf_small_llc=2')
+        self.assertIn('mf_small_llc', str(exc))
+
+        class Image:
+            mpki, mf, ipc, mf_small_llc = 3.0, 0.25, 0.6, 0.5
+        profile, problems = features.choose_profile(image_profile=Image())
+        self.assertEqual((0.5, []), (profile.mf_small_llc, problems))
+
     def test_parse_profile_errors(self):
         for text, needle in (('', 'empty'), ('mpki=1,mf=2', 'missing ipc'),
                              ('mpki=x,mf=1,ipc=1', 'not a number'),
@@ -156,6 +180,38 @@ class TestInterferenceModel(testtools.TestCase):
         self.assertEqual(
             models.InterferenceModel.CORUNNER_PARAMS['max_features'],
             a.forests_[1].max_features)
+
+    def test_profiles_without_small_llc_mf_use_the_fallback(self):
+        # the target depends on the mf_small_llc column only; rows that
+        # lack it are answered by forests that never read it
+        rng = np.random.default_rng(2)
+        n = 300
+        X = rng.random((n, len(features.FEATURE_NAMES)))
+        X[:, models._LATENCY] = 0.0
+        small = features.FEATURE_NAMES.index('mf_small_llc')
+        Y = np.column_stack([0.2 + 0.8 * X[:, small], np.zeros(n)])
+        unknown = np.arange(n) % 3 == 0
+        X[unknown, small:] = np.nan
+        model = models.InterferenceModel(n_estimators=10).fit(X, Y)
+        self.assertEqual(len(features.COUNTER_FEATURES),
+                         model.fallback_forests_[0].n_features_in_)
+        self.assertEqual(len(features.FEATURE_NAMES),
+                         model.forests_[0].n_features_in_)
+        self.assertEqual(int((~unknown).sum()),
+                         model.summary_['samples_with_mf_small_llc'])
+        pred = model.predict(X)[:, 0]
+        np.testing.assert_allclose(Y[~unknown, 0], pred[~unknown],
+                                   atol=0.1)
+        # the fallback cannot see the column the target depends on
+        known_err = np.abs(pred[~unknown] - Y[~unknown, 0]).mean()
+        self.assertLess(known_err, np.abs(
+            pred[unknown] - Y[unknown, 0]).mean())
+        # trained without the column anywhere (the store): every row goes
+        # to the fallback, known or not
+        only = models.InterferenceModel(n_estimators=10).fit(
+            X[unknown], Y[unknown])
+        self.assertIsNone(only.forests_)
+        self.assertEqual((n, 2), only.predict(X).shape)
 
     def _rows(self, util, latency):
         profile = features.InstanceProfile(
@@ -350,7 +406,8 @@ class TestPersistence(testtools.TestCase):
             'schema_version': features.SCHEMA_VERSION,
             'feature_names': list(features.FEATURE_NAMES),
             'interference': {'params': {'n_estimators': 20},
-                             'forest': bundle.interference.forests_[0],
+                             'forest':
+                             bundle.interference.fallback_forests_[0],
                              'cv': None, 'summary': {}}})
         exc = self.assertRaises(persist.ModelFileError, persist.load,
                                 self.path)
@@ -365,7 +422,7 @@ class TestPersistence(testtools.TestCase):
             'schema_version': features.SCHEMA_VERSION,
             'feature_names': list(features.FEATURE_NAMES),
             'interference': {'params': {'n_estimators': 20},
-                             'forests': list(im.forests_),
+                             'forests': list(im.fallback_forests_),
                              'cv': None, 'summary': {}}})
         exc = self.assertRaises(persist.ModelFileError, persist.load,
                                 self.path)
@@ -374,6 +431,31 @@ class TestPersistence(testtools.TestCase):
         persist.save(bundle, self.path)
         self.assertEqual('throughput-equivalent', persist.load(
             self.path).interference.PERFORMANCE_TARGET)
+
+    def test_round_trip_with_both_forest_sets(self):
+        rng = np.random.default_rng(3)
+        X = rng.random((60, len(features.FEATURE_NAMES)))
+        X[::2, -2:] = np.nan
+        Y = rng.random((60, 2))
+        model = models.InterferenceModel(n_estimators=5).fit(X, Y)
+        persist.save(persist.ModelBundle(interference=model), self.path)
+        loaded = persist.load(self.path).interference
+        np.testing.assert_allclose(model.predict(X), loaded.predict(X))
+
+    def test_fallback_forests_of_another_width_refused(self):
+        bundle = trained_bundle(samples=5)
+        im = bundle.interference
+        im.fallback_forests_, im.forests_ = None, im.fallback_forests_
+        rng = np.random.default_rng(4)
+        wide = models.InterferenceModel(n_estimators=5).fit(
+            rng.random((30, len(features.FEATURE_NAMES))),
+            rng.random((30, 2)))
+        im.fallback_forests_ = wide.forests_
+        im.forests_ = None
+        persist.save(bundle, self.path)
+        exc = self.assertRaises(persist.ModelFileError, persist.load,
+                                self.path)
+        self.assertIn('fallback forests', str(exc))
 
     def test_untrusted_type_refused(self):
         import skops.io as sio

@@ -57,6 +57,19 @@ class TrainingSourceTest(testtools.TestCase):
         self.assertGreater(povray.ipc, lbm.ipc)
         self.assertEqual('sim', lbm.source)
 
+    def test_small_llc_mf_tells_cache_sensitive_codes(self):
+        _, wl, _ = _parts('merlin-mix1')
+        for w in wl.values():
+            # a quarter of the LLC never misses less than the whole one
+            self.assertGreaterEqual(w.profile.mf_small_llc,
+                                    w.profile.mf - 1e-9)
+        # voldemort's working set fits the LLC alone (low MF) but not a
+        # quarter of it; scalparc streams either way
+        vold, scal = wl['voldemort'].profile, wl['scalparc'].profile
+        self.assertGreater(vold.mf_small_llc - vold.mf, 0.2)
+        self.assertLess(scal.mf_small_llc - scal.mf,
+                        vold.mf_small_llc - vold.mf)
+
     def test_alone_is_at_most_one_and_corunners_hurt(self):
         topology, wl, source = _parts()
         soplex, lbm = wl['soplex'], wl['lbm']
