@@ -80,19 +80,24 @@ class TestMerlinBaselines(base.BaseTestCase):
 
 class TestOracle(base.BaseTestCase):
 
-    def _tiny(self):
-        data = {
-            'name': 'tiny-oracle', 'placement': 'nova_spread',
+    @staticmethod
+    def _small_hosts(name, hosts, instances):
+        """A scenario on ``hosts`` 2-socket hosts of 2 cores per socket."""
+        return scenario.from_dict({
+            'name': name, 'placement': 'nova_spread',
             'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
                                    'l3_mib_per_node': 4,
                                    'memory_gib_per_node': 4}},
-            'hosts': [{'class': 'small', 'count': 2}],
+            'hosts': [{'class': 'small', 'count': hosts}],
             'profile_library': 'ahn-spec2006',
-            'instances': [{'profile': 'lbm', 'count': 3},
-                          {'profile': 'omnetpp', 'count': 3},
-                          {'profile': 'namd', 'count': 2}],
-        }
-        return scenario.from_dict(data, 'tiny-oracle.yaml')
+            'instances': instances,
+        }, name + '.yaml')
+
+    def _tiny(self):
+        return self._small_hosts('tiny-oracle', 2, [
+            {'profile': 'lbm', 'count': 3},
+            {'profile': 'omnetpp', 'count': 3},
+            {'profile': 'namd', 'count': 2}])
 
     def _brute_force(self, sim):
         """Best sum of perf over every distinct class-to-slot assignment."""
@@ -148,17 +153,9 @@ class TestOracle(base.BaseTestCase):
         self.assertEqual((0.5,), oracle.quota_options(0.5, 4, movable=False))
 
     def _capped(self):
-        data = {
-            'name': 'tiny-quota', 'placement': 'nova_spread',
-            'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
-                                   'l3_mib_per_node': 4,
-                                   'memory_gib_per_node': 4}},
-            'hosts': [{'class': 'small', 'count': 1}],
-            'profile_library': 'ahn-spec2006',
-            'instances': [{'profile': 'namd', 'count': 2, 'quota': 0.5},
-                          {'profile': 'lbm', 'count': 2}],
-        }
-        return scenario.from_dict(data, 'tiny-quota.yaml')
+        return self._small_hosts('tiny-quota', 1, [
+            {'profile': 'namd', 'count': 2, 'quota': 0.5},
+            {'profile': 'lbm', 'count': 2}])
 
     def test_oracle_raises_quotas_when_that_is_best(self):
         # Two CPU-bound instances capped at half a core: the optimum over
