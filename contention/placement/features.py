@@ -82,18 +82,14 @@ class InstanceProfile:
         if not isinstance(self.vcpus, int) or self.vcpus < 1:
             raise ValueError('profile vcpus must be an integer >= 1, got %r'
                              % (self.vcpus,))
-        util = self.cpu_util
-        if util is not None and (
-                isinstance(util, bool) or not isinstance(util, (int, float))
-                or not math.isfinite(util) or not 0 <= util <= 1):
-            raise ValueError('profile cpu_util must be a number in 0-1, '
-                             'got %r' % (util,))
-        small = self.mf_small_llc
-        if small is not None and (
-                isinstance(small, bool) or not isinstance(small, (int, float))
-                or not math.isfinite(small) or not 0 <= small <= 1):
-            raise ValueError('profile mf_small_llc must be a number in 0-1, '
-                             'got %r' % (small,))
+        for name in ('cpu_util', 'mf_small_llc'):
+            value = getattr(self, name)
+            if value is not None and (
+                    isinstance(value, bool)
+                    or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or not 0 <= value <= 1):
+                raise ValueError('profile %s must be a number in 0-1, got %r'
+                                 % (name, value))
         if not isinstance(self.latency, bool):
             raise ValueError('profile latency must be true or false, got %r'
                              % (self.latency,))
