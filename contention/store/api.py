@@ -591,11 +591,12 @@ class TelemetryStore:
                                          codec.with_topology)
         fresh = {}
         for host, ts, summary, digest in rows:
-            head = None if summary is None else decode_summary(summary)
+            if summary is None:
+                continue                    # in legacy already
             shape = shapes.get(digest)
-            if head is None or shape is None:
-                if summary is not None:
-                    legacy.append(host)
+            head = None if shape is None else decode_summary(summary)
+            if head is None:
+                legacy.append(host)
                 continue
             hostname, report = head
             # The host's renamed copy of its hardware's topology, kept
