@@ -99,6 +99,24 @@ class HostTopology:
             object.__setattr__(self, '_cpu_index_cache', index)
         return index
 
+    def l3_of_cpus(self):
+        """{CPU id: (L3 index, its size in bytes)}, for CPUs with a sized L3.
+
+        Built once per topology object (a collector reads it for every
+        instance of every report; see :mod:`contention.llc_share`).
+        """
+        index = self.__dict__.get('_l3_of_cpus_cache')
+        if index is None:
+            index = {}
+            for cpu in self.cpus:
+                if cpu.l3 is None or not 0 <= cpu.l3 < len(self.caches):
+                    continue
+                cache = self.caches[cpu.l3]
+                if cache.level == 3 and cache.size_kib:
+                    index[cpu.id] = (cpu.l3, cache.size_kib * 1024)
+            object.__setattr__(self, '_l3_of_cpus_cache', index)
+        return index
+
     def has_cpu(self, cpu_id):
         return cpu_id in self._cpu_index()
 

@@ -18,6 +18,8 @@ import dataclasses
 import math
 from typing import Optional
 
+from contention import llc_share
+
 SCHEMA_VERSION = 3
 
 FEATURE_NAMES = (
@@ -36,13 +38,9 @@ FEATURE_NAMES = (
 #: forests of an InterferenceModel read (see contention.placement.models).
 COUNTER_FEATURES = FEATURE_NAMES[:FEATURE_NAMES.index('mf_small_llc')]
 
-#: The share of the LLC ``mf_small_llc`` is measured with (a resctrl CAT
-#: allocation of a quarter of the cache ways, or ``pqos -e``). Any small
-#: share tells a cache-sensitive workload from an insensitive one with
-#: the same counters: synthetic-only group CV (mean over the merlin-mix1
-#: and ahn-wl1 hardware) gives 0.0195 with 1/8, 1/4
-#: and 1/2 alike (SIMULATED, see doc/nova.md).
-SMALL_LLC_FRACTION = 0.25
+#: The share of the LLC ``mf_small_llc`` describes (see
+#: :mod:`contention.llc_share`).
+SMALL_LLC_FRACTION = llc_share.SMALL_LLC_FRACTION
 TARGET_NAMES = ('performance', 'corunner_slowdown')
 
 
@@ -63,9 +61,12 @@ class InstanceProfile:
     #: Its performance is a response time (a latency service), as the
     #: operator declares it; counters cannot tell.
     latency: bool = False
-    #: Its Memory Factor (LLC misses / LLC references) measured alone with
-    #: :data:`SMALL_LLC_FRACTION` of the LLC (a CAT allocation), from
-    #: offline profiling; None = not measured. With ``mf`` (the MF with
+    #: Its Memory Factor (LLC misses / LLC references) with
+    #: :data:`SMALL_LLC_FRACTION` of the LLC: measured alone under a CAT
+    #: allocation by offline profiling, or from the intervals in which
+    #: instances of its image held about that share on a busy socket
+    #: (:mod:`contention.llc_share`, the store's image profiles); None =
+    #: not known. With ``mf`` (the MF with
     #: the whole LLC) it samples the miss-ratio curve at two points, which
     #: tells a workload whose working set only just fits the cache (it
     #: suffers when co-runners take the cache) from one that needs little
