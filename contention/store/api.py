@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy import pool as sa_pool
 
 from contention import gc_pause
+from contention import llc_share
 from contention.store import codec
 from contention.store import dialects
 from contention.store import models
@@ -55,6 +56,9 @@ class ImageProfile:
     samples: int
     #: When the profile last changed, seconds since the epoch.
     updated_at: float
+    #: MF over the intervals in which its instances held about a quarter
+    #: of their LLC (:mod:`contention.llc_share`); None until one did.
+    mf_small_llc: Optional[float] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,6 +217,12 @@ def sampled(report, interval_s):
     return (math.floor(report.timestamp / interval_s)
             != math.floor((report.timestamp - report.interval_s)
                           / interval_s))
+
+
+def _profile_values(record, topology):
+    """``record``'s values of :data:`dialects.PROFILE_METRICS`, in order."""
+    m = record.metrics
+    return (m.mpki, m.mf, m.ipc, llc_share.small_llc_mf(record, topology))
 
 
 def _ewma(values, alpha):
@@ -380,18 +390,19 @@ class TelemetryStore:
         for report in sorted(reports, key=lambda r: r.timestamp):
             for rec in report.instances:
                 if rec.image_id:
-                    by_image[rec.image_id].append(rec)
+                    by_image[rec.image_id].append(
+                        (rec, _profile_values(rec, report.topology)))
         rows = []
         for image_id in sorted(by_image):
-            records = by_image[image_id]
-            row = {'image_id': image_id, 'samples': len(records),
+            samples = by_image[image_id]
+            row = {'image_id': image_id, 'samples': len(samples),
                    'updated_at': now, 'merlin_class': None}
-            for metric in dialects.PROFILE_METRICS:
-                values = [getattr(r.metrics, metric) for r in records]
+            for k, metric in enumerate(dialects.PROFILE_METRICS):
                 (row[metric], row['decay_' + metric],
                  row['add_' + metric]) = _ewma(
-                    [v for v in values if v is not None], self.profile_alpha)
-            for rec in records:
+                    [v[k] for _, v in samples if v[k] is not None],
+                    self.profile_alpha)
+            for rec, _ in samples:
                 row['merlin_class'] = rec.merlin_class or row['merlin_class']
             rows.append(row)
         dialects.update_profiles(conn, models.image_profiles, rows)

@@ -179,7 +179,7 @@ def add_to_counters(conn, table, increments):
     conn.execute(stmt)
 
 
-PROFILE_METRICS = ('mpki', 'mf', 'ipc')
+PROFILE_METRICS = ('mpki', 'mf', 'ipc', 'mf_small_llc')
 _PROFILE_STATEMENTS = {}
 
 

@@ -93,6 +93,8 @@ image_profiles = sa.Table(
     sa.Column('merlin_class', sa.String(32), nullable=True),
     sa.Column('samples', sa.BigInteger(), nullable=False),
     sa.Column('updated_at', sa.Double(), nullable=False),
+    # 0004: MF with a quarter of the LLC (contention.llc_share)
+    sa.Column('mf_small_llc', sa.Double(), nullable=True),
 )
 
 ingestion_counters = sa.Table(

@@ -23,7 +23,7 @@ class TestMigrations(base.BaseTestCase):
 
     def test_upgrade_from_empty_matches_models(self):
         self.store.upgrade()
-        self.assertEqual('0003', self.store.schema_revision())
+        self.assertEqual('0004', self.store.schema_revision())
         with self.store.engine.connect() as conn:
             context = migration.MigrationContext.configure(conn)
             diff = autogenerate.compare_metadata(context, models.metadata)
@@ -32,7 +32,7 @@ class TestMigrations(base.BaseTestCase):
     def test_upgrade_twice_is_harmless(self):
         self.store.upgrade()
         self.store.upgrade()
-        self.assertEqual('0003', self.store.schema_revision())
+        self.assertEqual('0004', self.store.schema_revision())
 
     def test_downgrade_to_empty(self):
         self.store.upgrade()
@@ -99,3 +99,18 @@ class TestMigrations(base.BaseTestCase):
                 'ORDER BY host')).all()
         self.assertEqual(a, codec.decode(rows[0].body))
         self.assertEqual(codec.encode_latest(b)[2], rows[1].topology)
+
+    def test_0004_keeps_image_profiles_which_learn_the_new_field_later(self):
+        self.store.upgrade('0003')
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.text(
+                'INSERT INTO image_profiles (image_id, mpki, samples, '
+                "updated_at) VALUES ('image-a', 3.0, 1, 100.0)"))
+        self.store.upgrade()
+        profile = self.store.image_profile('image-a')
+        self.assertEqual((3.0, 1, None),
+                         (profile.mpki, profile.samples, profile.mf_small_llc))
+        self.store.downgrade('0003')
+        with self.store.engine.connect() as conn:
+            self.assertEqual(1, conn.execute(sa.text(
+                'SELECT samples FROM image_profiles')).scalar())

@@ -21,6 +21,7 @@ from contention.store import IngestResult
 from contention.store import MoveRecord
 from contention.store import open_store
 from tests.unit import strategies
+from tests.unit.metrics import topologies
 from tests.unit.store import reports
 
 
@@ -185,6 +186,31 @@ class TestImageProfiles(StoreTestCase):
         profile = self.store.image_profile('image-a')
         self.assertEqual(3.0, profile.mpki)
         self.assertEqual(2, profile.samples)
+
+    def test_small_llc_mf_folds_only_intervals_near_a_quarter_of_llc(self):
+        topo = dataclasses.replace(topologies.host(), hostname='a')
+
+        def held(t, occupancy_mib, mf):
+            rec = reports.instance('u1', mf=mf)
+            rec = dataclasses.replace(rec, counters=dataclasses.replace(
+                rec.counters, llc_occupancy_bytes=occupancy_mib << 20))
+            return dataclasses.replace(reports.host_report('a', t, [rec]),
+                                       topology=topo)
+
+        # 16 MiB L3s: 4 MiB is a quarter, 12 MiB three quarters
+        self.store.ingest([held(10, 12, 0.2)])
+        self.assertIsNone(self.store.image_profile('image-a').mf_small_llc)
+        self.store.ingest([held(20, 4, 0.6), held(30, 12, 0.3),
+                           held(40, 4, 0.7)])
+        profile = self.store.image_profile('image-a')
+        alpha = self.store.profile_alpha
+        self.assertAlmostEqual((1 - alpha) * 0.6 + alpha * 0.7,
+                               profile.mf_small_llc)
+        expected_mf = 0.2
+        for mf in (0.6, 0.3, 0.7):
+            expected_mf = (1 - alpha) * expected_mf + alpha * mf
+        self.assertAlmostEqual(expected_mf, profile.mf)
+        self.assertEqual(4, profile.samples)
 
     def test_instances_without_image_make_no_profile(self):
         self.store.ingest([reports.host_report('a', 10, [
