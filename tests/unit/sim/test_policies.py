@@ -183,20 +183,20 @@ class TestOracle(base.BaseTestCase):
         self.assertEqual((), orc.rebalance(sim.view(), None).actions)
 
     @staticmethod
-    def _streams_together(phases=None):
-        """One host of 2 x 2 cores: two streaming VMs on socket 0, two
-        cache-sensitive ones on socket 1, memory local.
+    def _streams_together(demand):
+        """Two streaming VMs on a socket, two cache-sensitive on the other.
 
-        With ``phases`` the streaming VMs' CPU demand follows them (in
-        step: no phase offset). At full demand the streams are best kept
-        together, away from the cache-sensitive VMs; at 5 % demand they
-        barely touch the cache and the sensitive VMs are best apart, one
-        per socket.
+        One host of 2 x 2 cores, memory local. The streaming VMs' CPU
+        demand is ``demand``, a number or phases (in step: no phase
+        offset). At full demand the streams are best kept together, away
+        from the cache-sensitive VMs; at 5 % demand they barely touch the
+        cache and the sensitive VMs are best apart, one per socket.
         """
         stream = {'base_cpi': 0.7, 'llc_apki': 35, 'mr_min': 0.85,
-                  'working_set_mib': 8, 'mlp': 4, 'desync_phases': False}
-        if phases:
-            stream['cpu_demand'] = {'phases': phases}
+                  'working_set_mib': 8, 'mlp': 4, 'desync_phases': False,
+                  'cpu_demand': demand}
+        if not isinstance(demand, float):
+            stream['cpu_demand'] = {'phases': demand}
         return scenario.from_dict({
             'name': 'tiny-phases', 'epochs': 4, 'epoch_s': 60,
             'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
@@ -235,10 +235,13 @@ class TestOracle(base.BaseTestCase):
         self.assertTrue(lagged.rebalance(sim.view(), None).actions)
 
     def test_with_constant_demand_both_oracles_decide_alike(self):
-        for scen in (self._streams_together(), self._tiny()):
-            runs = [simulator.run(scen, oracle.OraclePolicy(demand=d))
+        for scen, start in ((self._streams_together(0.05), None),
+                            (self._tiny(), 'worst')):
+            runs = [simulator.run(scen, oracle.OraclePolicy(demand=d),
+                                  placement_policy=start)
                     for d in oracle.OraclePolicy.DEMANDS]
             first, second = runs
+            self.assertGreater(first.vcpu_moves + first.migrations, 0)
             self.assertEqual(first.perf_mean, second.perf_mean)
             self.assertEqual(first.notes, second.notes)
             self.assertEqual(
