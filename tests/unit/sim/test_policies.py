@@ -182,6 +182,75 @@ class TestOracle(base.BaseTestCase):
         # Nothing left to do at the optimum, and a raise is not taken back.
         self.assertEqual((), orc.rebalance(sim.view(), None).actions)
 
+    @staticmethod
+    def _streams_together(demand):
+        """Two streaming VMs on a socket, two cache-sensitive on the other.
+
+        One host of 2 x 2 cores, memory local. The streaming VMs' CPU
+        demand is ``demand``, a number or phases (in step: no phase
+        offset). At full demand the streams are best kept together, away
+        from the cache-sensitive VMs; at 5 % demand they barely touch the
+        cache and the sensitive VMs are best apart, one per socket.
+        """
+        stream = {'base_cpi': 0.7, 'llc_apki': 35, 'mr_min': 0.85,
+                  'working_set_mib': 8, 'mlp': 4, 'desync_phases': False,
+                  'cpu_demand': demand}
+        if not isinstance(demand, float):
+            stream['cpu_demand'] = {'phases': demand}
+        return scenario.from_dict({
+            'name': 'tiny-phases', 'epochs': 4, 'epoch_s': 60,
+            'hardware': {'small': {'sockets': 2, 'cores_per_node': 2,
+                                   'l3_mib_per_node': 4,
+                                   'memory_gib_per_node': 4}},
+            'hosts': [{'class': 'small', 'names': ['h']}],
+            'profiles': {'stream': stream,
+                         'sensitive': {'llc_apki': 18, 'mr_min': 0.15,
+                                       'working_set_mib': 3, 'mlp': 1.5}},
+            'instances': [{'profile': p, 'host': 'h', 'socket': s,
+                           'memory_socket': s}
+                          for p, s in (('stream', 0), ('stream', 0),
+                                       ('sensitive', 1), ('sensitive', 1))],
+        }, 'tiny-phases.yaml')
+
+    def test_last_interval_oracle_sees_a_phase_one_epoch_late(self):
+        # Full demand for the first epoch, 5 % for the second: at the
+        # audit before the second epoch the clairvoyant oracle moves for
+        # the low phase; the last-interval one still sees full demand,
+        # for which the placement is already the best.
+        sim = simulator.Simulator(self._streams_together(
+            [[60, 1.0], [60, 0.05]]))
+        clairvoyant = oracle.OraclePolicy()
+        lagged = simulator.load_policy('oracle', demand='last_interval')
+        self.assertEqual('current', clairvoyant.demand)
+        for orc in (clairvoyant, lagged):
+            orc.bind(sim)
+            self.assertEqual((), orc.rebalance(sim.view(), None).actions)
+        sim.step()
+        self.assertEqual(90.0, clairvoyant.decision_time())
+        self.assertEqual(30.0, lagged.decision_time())
+        self.assertTrue(clairvoyant.rebalance(sim.view(), None).actions)
+        self.assertEqual((), lagged.rebalance(sim.view(), None).actions)
+        # One epoch later the lagged oracle sees the low phase and moves.
+        sim.step()
+        self.assertTrue(lagged.rebalance(sim.view(), None).actions)
+
+    def test_with_constant_demand_both_oracles_decide_alike(self):
+        for scen, start in ((self._streams_together(0.05), None),
+                            (self._tiny(), 'worst')):
+            runs = [simulator.run(scen, oracle.OraclePolicy(demand=d),
+                                  placement_policy=start)
+                    for d in oracle.OraclePolicy.DEMANDS]
+            first, second = runs
+            self.assertGreater(first.vcpu_moves + first.migrations, 0)
+            self.assertEqual(first.perf_mean, second.perf_mean)
+            self.assertEqual(first.notes, second.notes)
+            self.assertEqual(
+                (first.migrations, first.vcpu_moves, first.memory_moves),
+                (second.migrations, second.vcpu_moves, second.memory_moves))
+
+    def test_unknown_demand_is_refused(self):
+        self.assertRaises(ValueError, oracle.OraclePolicy, demand='next')
+
     def test_heterogeneous_sockets_say_so(self):
         data = {
             'name': 'mixed-hw',
