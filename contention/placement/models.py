@@ -52,14 +52,23 @@ def _forest(n_estimators, random_state, min_samples_leaf=1):
         min_samples_leaf=min_samples_leaf, n_jobs=1)
 
 
-def leave_one_group_out(make, X, Y, groups, output_names, evaluate=None):
+def leave_one_group_out(make, X, Y, groups, output_names, evaluate=None,
+                        X_scored=None):
     """Fit ``make()`` once per workload with it held out; see CrossValidation.
 
     :param make: returns a fresh estimator with fit/predict.
     :param evaluate: the workloads to hold out in turn (default: all);
         the others only ever train. The error is over their samples.
+    :param X_scored: the features a held-out workload's rows are predicted
+        from (default ``X``, row for row): scores workloads whose profiles
+        are known differently in service than in training, such as an
+        ``mf_small_llc`` learnt from the store's history.
     """
     X, Y = np.asarray(X, float), np.asarray(Y, float)
+    X_scored = X if X_scored is None else np.asarray(X_scored, float)
+    if X_scored.shape != X.shape:
+        raise ValueError('scored features have shape %s, training features '
+                         '%s' % (X_scored.shape, X.shape))
     groups = np.asarray(groups)
     names = sorted(set(groups.tolist()))
     if len(names) < 2:
@@ -78,7 +87,8 @@ def leave_one_group_out(make, X, Y, groups, output_names, evaluate=None):
         test = groups == name
         model = make()
         model.fit(X[~test], Y[~test])
-        pred = np.asarray(model.predict(X[test])).reshape(Y[test].shape)
+        pred = np.asarray(model.predict(X_scored[test])).reshape(
+            Y[test].shape)
         errors[test] = np.abs(pred - Y[test])
         held |= test
         per_workload[str(name)] = float(errors[test].mean())
@@ -301,17 +311,19 @@ class InterferenceModel:
             self.summary_['workloads'] = len(set(np.asarray(groups).tolist()))
         return self
 
-    def cross_validate(self, X, Y, groups, evaluate=None):
+    def cross_validate(self, X, Y, groups, evaluate=None, X_scored=None):
         """Per-workload leave-one-out (see :func:`leave_one_group_out`).
 
         A fold fits fallback forests only when some row lacks
         ``mf_small_llc`` (when every row has it they would answer none).
         """
         X = np.asarray(X, float)
-        fallback = bool((~_known(X)).any())
+        fallback = bool((~_known(X)).any()) or (
+            X_scored is not None
+            and bool((~_known(np.asarray(X_scored, float))).any()))
         self.cv_ = leave_one_group_out(lambda: self._make(fallback), X, Y,
                                        groups, features.TARGET_NAMES,
-                                       evaluate=evaluate)
+                                       evaluate=evaluate, X_scored=X_scored)
         return self.cv_
 
     def predict(self, X):

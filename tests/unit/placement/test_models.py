@@ -280,15 +280,7 @@ class TestInterferenceModel(testtools.TestCase):
         Y = X.copy()
         groups = ['a', 'a', 'b', 'b', 'c', 'c']
 
-        class Nearest(object):
-            def fit(self, X, Y):
-                self.X, self.Y = X, Y
-                return self
-
-            def predict(self, X):
-                i = np.abs(self.X[:, 0][None, :] - X[:, :1]).argmin(axis=1)
-                return self.Y[i]
-        cv = models.leave_one_group_out(Nearest, X, Y, groups, ['y'],
+        cv = models.leave_one_group_out(_Nearest, X, Y, groups, ['y'],
                                         evaluate=['a', 'b'])
         self.assertEqual(['a', 'b'], sorted(cv.per_workload))
         self.assertEqual(2, cv.folds)
@@ -296,14 +288,58 @@ class TestInterferenceModel(testtools.TestCase):
         self.assertAlmostEqual(0.95, cv.per_workload['a'])
         self.assertAlmostEqual(0.95, cv.per_workload['b'])
         self.assertAlmostEqual(0.95, cv.mae)
-        everything = models.leave_one_group_out(Nearest, X, Y, groups,
+        everything = models.leave_one_group_out(_Nearest, X, Y, groups,
                                                 ['y'])
         self.assertEqual(3, everything.folds)
         self.assertGreater(everything.mae, cv.mae)
         exc = self.assertRaises(
-            ValueError, models.leave_one_group_out, Nearest, X, Y, groups,
+            ValueError, models.leave_one_group_out, _Nearest, X, Y, groups,
             ['y'], evaluate=['a', 'z'])
         self.assertIn('z', str(exc))
+
+    def test_held_out_rows_are_scored_from_their_own_features(self):
+        X = np.array([[0.0], [0.1], [1.0], [1.1], [10.0], [10.1]])
+        Y = X.copy()
+        groups = ['a', 'a', 'b', 'b', 'c', 'c']
+
+        scored = X.copy()
+        scored[:2] += 10.0          # a's rows look like c's when scored
+        cv = models.leave_one_group_out(_Nearest, X, Y, groups, ['y'],
+                                        evaluate=['a', 'b'], X_scored=scored)
+        self.assertAlmostEqual(10.0, cv.per_workload['a'])
+        # b's fold trains on a's real features, not the scored ones
+        self.assertAlmostEqual(0.95, cv.per_workload['b'])
+        exc = self.assertRaises(
+            ValueError, models.leave_one_group_out, _Nearest, X, Y, groups,
+            ['y'], X_scored=scored[:3])
+        self.assertIn('shape', str(exc))
+
+    def test_scored_rows_without_small_llc_mf_reach_the_fallback(self):
+        rng = np.random.default_rng(3)
+        n = 120
+        X = rng.random((n, len(features.FEATURE_NAMES)))
+        X[:, models._LATENCY] = 0.0
+        small = features.FEATURE_NAMES.index('mf_small_llc')
+        Y = np.column_stack([0.2 + 0.8 * X[:, small], np.zeros(n)])
+        groups = ['w%d' % (i % 4) for i in range(n)]
+        scored = X.copy()
+        scored[:, small:] = np.nan
+        model = models.InterferenceModel(n_estimators=5)
+        known = model.cross_validate(X, Y, groups)
+        unknown = model.cross_validate(X, Y, groups, X_scored=scored)
+        self.assertLess(known.mae, unknown.mae)
+
+
+class _Nearest(object):
+    """1-nearest-neighbour on the first column: a transparent estimator."""
+
+    def fit(self, X, Y):
+        self.X, self.Y = X, Y
+        return self
+
+    def predict(self, X):
+        i = np.abs(self.X[:, 0][None, :] - X[:, :1]).argmin(axis=1)
+        return self.Y[i]
 
 
 class TestPlacementVectorModel(testtools.TestCase):

@@ -13,6 +13,7 @@ from oslotest import base
 import sqlalchemy as sa
 
 from contention import gc_pause
+from contention.placement import features
 from contention.store import api
 from contention.store import CachedReader
 from contention.store import codec
@@ -211,6 +212,10 @@ class TestImageProfiles(StoreTestCase):
             expected_mf = (1 - alpha) * expected_mf + alpha * mf
         self.assertAlmostEqual(expected_mf, profile.mf)
         self.assertEqual(4, profile.samples)
+        # what the Nova weigher builds from it
+        chosen, problems = features.choose_profile(image_profile=profile)
+        self.assertEqual(('image', profile.mf_small_llc, []),
+                         (chosen.source, chosen.mf_small_llc, problems))
 
     def test_instances_without_image_make_no_profile(self):
         self.store.ingest([reports.host_report('a', 10, [
