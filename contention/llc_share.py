@@ -71,6 +71,9 @@ def small_llc_mf(record, topology):
     A sample: the host's ``cache_misses`` count L3 misses, the record has
     an MF, and its :func:`occupancy_share` lies within
     :data:`SMALL_LLC_BAND` (relative) of :data:`SMALL_LLC_FRACTION`.
+    An MF over 1 (references undercounted against misses) counts as 1,
+    the most a miss ratio can be, so one odd interval cannot make the
+    image's profile invalid.
     """
     mf = record.metrics.mf
     if mf is None or topology.cache_miss_level != 'L3':
@@ -80,4 +83,4 @@ def small_llc_mf(record, topology):
         return None
     if abs(share - SMALL_LLC_FRACTION) > SMALL_LLC_BAND * SMALL_LLC_FRACTION:
         return None
-    return mf
+    return min(mf, 1.0)

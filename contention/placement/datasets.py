@@ -30,6 +30,7 @@ from typing import Optional
 
 import numpy as np
 
+from contention import llc_share
 from contention.placement import features
 from contention.topology import HostTopology
 
@@ -260,15 +261,23 @@ def from_reports(reports, min_samples=1):
     """A :class:`Dataset` from stored HostReports (observational).
 
     Samples without IPC, MPKI or MF are skipped; workloads (images, else
-    instances) with fewer than ``min_samples`` samples are dropped.
+    instances) with fewer than ``min_samples`` samples are dropped. A
+    workload's ``mf_small_llc`` is the mean MF of its intervals near a
+    quarter of the LLC (:func:`contention.llc_share.small_llc_mf`, what
+    the store's image profiles learn), or unknown without one.
     """
     reports = list(reports)
     best = collections.defaultdict(float)
+    small = collections.defaultdict(list)
     for report in reports:
         for rec in report.instances:
+            key = rec.image_id or rec.uuid
             if rec.metrics.ipc:
-                key = rec.image_id or rec.uuid
                 best[key] = max(best[key], rec.metrics.ipc)
+            mf = llc_share.small_llc_mf(rec, report.topology)
+            if mf is not None:
+                small[key].append(mf)
+    small = {key: float(np.mean(values)) for key, values in small.items()}
     X, Y, groups = [], [], []
     from contention.store.api import dominant_node
     for report in reports:
@@ -287,7 +296,8 @@ def from_reports(reports, min_samples=1):
             profile = features.InstanceProfile(
                 mpki=rec.metrics.mpki, mf=rec.metrics.mf, ipc=rec.metrics.ipc,
                 vcpus=rec.vcpus, memory_mib=rec.memory_mib, source='store',
-                cpu_util=_util(rec.metrics.cpu_util))
+                cpu_util=_util(rec.metrics.cpu_util),
+                mf_small_llc=small.get(key))
             intensity = cell.co_miss_intensity
             cell = dataclasses.replace(
                 cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - own),

@@ -77,6 +77,10 @@ class TestSmallLlcMf(base.BaseTestCase):
             self.assertIsNone(llc_share.small_llc_mf(record(mib), self.topo),
                               mib)
 
+    def test_mf_over_one_counts_as_one(self):
+        self.assertEqual(1.0, llc_share.small_llc_mf(record(4, mf=1.7),
+                                                     self.topo))
+
     def test_no_mf_no_sample(self):
         self.assertIsNone(llc_share.small_llc_mf(record(4, mf=None),
                                                  self.topo))

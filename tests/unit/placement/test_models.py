@@ -13,6 +13,7 @@ from contention.placement import important
 from contention.placement import machine
 from contention.placement import models
 from contention.placement import persist
+from tests.unit.metrics import topologies
 from tests.unit.placement import synthetic
 from tests.unit.store import reports as store_reports
 
@@ -377,6 +378,25 @@ class TestStoreDataset(testtools.TestCase):
         self.assertEqual(0.0, data.Y[0, 1])
         co = features.FEATURE_NAMES.index('co_mpki_sum')
         self.assertEqual(1.0, data.X[0, co])     # u2's MPKI, not u1's own
+        # the small-LLC MF comes only from intervals near a quarter of
+        # the LLC (none here: no occupancy)
+        small = features.FEATURE_NAMES.index('mf_small_llc')
+        self.assertTrue(np.isnan(data.X[:, small]).all())
+
+    def test_from_reports_learns_mf_small_llc_per_workload(self):
+        topo = dataclasses.replace(topologies.host(), hostname='h1')
+
+        def held(t, occupancy_mib, mf):
+            rec = store_reports.instance('u1', image_id='a', mf=mf)
+            rec = dataclasses.replace(rec, counters=dataclasses.replace(
+                rec.counters, llc_occupancy_bytes=occupancy_mib << 20))
+            return dataclasses.replace(
+                store_reports.host_report('h1', t, [rec]), topology=topo)
+        # 16 MiB L3s: 4 MiB is a quarter, 12 MiB is not
+        data = datasets.from_reports([held(100, 4, 0.5), held(110, 12, 0.2),
+                                      held(120, 4, 0.7)])
+        small = features.FEATURE_NAMES.index('mf_small_llc')
+        np.testing.assert_allclose([0.6] * 3, data.X[:, small])
 
     def test_simulator_hook_fails_clearly(self):
         self.patch(datasets, 'SIMULATOR_HOOK',
