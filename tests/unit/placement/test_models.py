@@ -185,12 +185,8 @@ class TestInterferenceModel(testtools.TestCase):
     def test_profiles_without_small_llc_mf_use_the_fallback(self):
         # the target depends on the mf_small_llc column only; rows that
         # lack it are answered by forests that never read it
-        rng = np.random.default_rng(2)
         n = 300
-        X = rng.random((n, len(features.FEATURE_NAMES)))
-        X[:, models._LATENCY] = 0.0
-        small = features.FEATURE_NAMES.index('mf_small_llc')
-        Y = np.column_stack([0.2 + 0.8 * X[:, small], np.zeros(n)])
+        X, Y, small = _small_llc_rows(n, seed=2)
         unknown = np.arange(n) % 3 == 0
         X[unknown, small:] = np.nan
         model = models.InterferenceModel(n_estimators=10).fit(X, Y)
@@ -316,12 +312,8 @@ class TestInterferenceModel(testtools.TestCase):
         self.assertIn('shape', str(exc))
 
     def test_scored_rows_without_small_llc_mf_reach_the_fallback(self):
-        rng = np.random.default_rng(3)
         n = 120
-        X = rng.random((n, len(features.FEATURE_NAMES)))
-        X[:, models._LATENCY] = 0.0
-        small = features.FEATURE_NAMES.index('mf_small_llc')
-        Y = np.column_stack([0.2 + 0.8 * X[:, small], np.zeros(n)])
+        X, Y, small = _small_llc_rows(n, seed=3)
         groups = ['w%d' % (i % 4) for i in range(n)]
         scored = X.copy()
         scored[:, small:] = np.nan
@@ -329,6 +321,14 @@ class TestInterferenceModel(testtools.TestCase):
         known = model.cross_validate(X, Y, groups)
         unknown = model.cross_validate(X, Y, groups, X_scored=scored)
         self.assertLess(known.mae, unknown.mae)
+
+
+def _small_llc_rows(n, seed):
+    """(X, Y, column): rows whose performance is mf_small_llc's alone."""
+    X = np.random.default_rng(seed).random((n, len(features.FEATURE_NAMES)))
+    X[:, models._LATENCY] = 0.0
+    small = features.FEATURE_NAMES.index('mf_small_llc')
+    return X, np.column_stack([0.2 + 0.8 * X[:, small], np.zeros(n)]), small
 
 
 class _Nearest(object):
