@@ -67,6 +67,14 @@ def build_parser():
                        help='--from-sim: seeded synthetic simulator '
                             'profiles added as training subjects (never '
                             'held out; 0 = none; default %(default)s)')
+    train.add_argument('--copies-samples', type=int, default=0,
+                       metavar='N',
+                       help='--from-sim: N more landings of each workload '
+                            'beside 1-3 copies of one workload, for a '
+                            'model the numa_aware_swap strategy values '
+                            'socket mixes with ([watcher_strategies.'
+                            'numa_aware_swap] mix_model; 0 = none; '
+                            'default %(default)s)')
     train.add_argument('--estimators', type=int,
                        default=train_mod.DEFAULT_ESTIMATORS,
                        help='trees of the interference forest')
@@ -106,7 +114,8 @@ def _interference_data(args):
             args.from_sim, samples_per_workload=args.samples_per_workload,
             seed=args.seed, libraries=tuple(args.library),
             # evaluate scores the named workloads only
-            synthetic=getattr(args, 'synthetic', 0))
+            synthetic=getattr(args, 'synthetic', 0),
+            copies_samples=getattr(args, 'copies_samples', 0))
     from contention.store import api
     store = api.open_store(args.from_store)
     try:

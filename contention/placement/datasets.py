@@ -185,12 +185,20 @@ def _cell_of(topology, nodes, corunners, exclude=None):
 
 
 def interference_dataset(source, topology, workloads, samples_per_workload=40,
-                         seed=0, label='source', extra=(), extra_samples=5):
+                         seed=0, label='source', extra=(), extra_samples=5,
+                         copies_samples=0):
     """Rows from random single-node landings beside random co-runners.
 
     Each sample lands the workload on one NUMA node that already runs 0
     to 3 co-runners drawn from ``workloads``, as long as they fit the
     node's CPUs, and asks ``source`` for the outcome.
+
+    ``copies_samples``: more landings of each workload beside 1 to 3
+    copies of one workload (itself or another of ``workloads``), from a
+    random stream of their own. Random draws almost never give a node
+    several copies of one workload, the mix a cloud's images and Ahn et
+    al.'s worst case make; without them the model reads four copies of a
+    memory-streaming workload as a mild mix (doc/nova.md).
 
     ``extra``: more workloads (e.g. synthetic profiles) that are trial
     subjects only, ``extra_samples`` landings each beside co-runners
@@ -201,6 +209,10 @@ def interference_dataset(source, topology, workloads, samples_per_workload=40,
     X, Y, groups = [], [], []
     _landings(source, topology, workloads, workloads, samples_per_workload,
               rng, X, Y, groups)
+    if copies_samples:
+        _landings(source, topology, workloads, workloads, copies_samples,
+                  random.Random('%s/copies' % seed), X, Y, groups,
+                  copies=True)
     if extra:
         _landings(source, topology, extra, workloads, extra_samples,
                   random.Random('%s/extra' % seed), X, Y, groups)
@@ -209,7 +221,13 @@ def interference_dataset(source, topology, workloads, samples_per_workload=40,
         groups, label)
 
 
-def _landings(source, topology, subjects, pool, samples, rng, X, Y, groups):
+def _landings(source, topology, subjects, pool, samples, rng, X, Y, groups,
+              copies=False):
+    """Landings of each subject beside 0-3 co-runners drawn from ``pool``.
+
+    With ``copies``, 1-3 co-runners that are copies of one workload drawn
+    from ``pool`` and the subject.
+    """
     node_ids = [n.id for n in topology.nodes if n.cpus]
     for workload in subjects:
         for _ in range(samples):
@@ -217,8 +235,12 @@ def _landings(source, topology, subjects, pool, samples, rng, X, Y, groups):
             capacity = len(topology.node(node).cpus)
             used = workload.profile.vcpus
             corunners = []
-            for _ in range(rng.randint(0, 3)):
-                other = rng.choice(pool)
+            if copies:
+                copied = rng.choice(list(pool) + [workload])
+                draws = [copied] * rng.randint(1, 3)
+            else:
+                draws = [rng.choice(pool) for _ in range(rng.randint(0, 3))]
+            for other in draws:
                 if used + other.profile.vcpus > capacity:
                     continue
                 used += other.profile.vcpus

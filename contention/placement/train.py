@@ -99,7 +99,8 @@ def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
 
 def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
                 libraries=(), synthetic=DEFAULT_SYNTHETIC,
-                synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES):
+                synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES,
+                copies_samples=0):
     """(Dataset, (topology, workloads, source)) from a simulator scenario.
 
     ``scenario``: a shipped name, a YAML path or a loaded Scenario.
@@ -113,6 +114,9 @@ def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
     workloads as co-runners); never held out, and the named workloads'
     rows are the same with or without them. The returned parts hold the
     named workloads only.
+    ``copies_samples``: landings of each named workload beside copies of
+    one workload (:func:`datasets.interference_dataset`), for a model
+    that values whole socket mixes (:mod:`contention.placement.mixes`).
     """
     kwargs = {}
     if libraries:
@@ -131,7 +135,8 @@ def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
     data = datasets.interference_dataset(
         source, topology, named,
         samples_per_workload=samples_per_workload, seed=seed,
-        label=label, extra=extra, extra_samples=synthetic_samples)
+        label=label, extra=extra, extra_samples=synthetic_samples,
+        copies_samples=copies_samples)
     data.synthetic = sorted(w.name for w in extra)
     own = getattr(source, 'own', None)
     if (libraries or extra) and own is not None:
@@ -144,7 +149,8 @@ def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
                    pv_estimators=DEFAULT_PV_ESTIMATORS, seed=0,
                    cross_validate=True, libraries=(),
                    synthetic=DEFAULT_SYNTHETIC,
-                   synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES):
+                   synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES,
+                   copies_samples=0):
     """(ModelBundle, report) trained from a simulator scenario.
 
     The quickest way to a model for a scenario (the demo, the
@@ -156,7 +162,8 @@ def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
     """
     data, parts = sim_dataset(scenario, samples_per_workload, seed,
                               libraries=libraries, synthetic=synthetic,
-                              synthetic_samples=synthetic_samples)
+                              synthetic_samples=synthetic_samples,
+                              copies_samples=copies_samples)
     bundle, report = train_bundle(data, parts, estimators=estimators,
                                   pv_estimators=pv_estimators,
                                   cross_validate=cross_validate)
