@@ -36,6 +36,7 @@ import math
 from contention import arbitration
 from contention import classify
 from contention import cluster
+from contention.placement import mixes
 from contention import quota
 
 HOST = 'host'
@@ -123,6 +124,7 @@ class SwapParameters:
     cpu_quota: bool = True
     min_predicted_gain: float = 0.1
     contention_swaps: bool = False
+    min_mix_gain: float = 0.02
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -132,7 +134,7 @@ class SwapParameters:
                    self.victim_selection))
         for name in ('threshold', 'cooldown_s', 'tolerance',
                      'migration_cost_per_gib', 'local_memory_mf',
-                     'min_predicted_gain'):
+                     'min_predicted_gain', 'min_mix_gain'):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) \
                     or value < 0:
@@ -867,6 +869,128 @@ def contention_phase(view, params, state, budget):
     return actions
 
 
+#: The mix phase looks for swaps from this many of the sockets with the
+#: lowest predicted performance per instance, to them and to as many of
+#: the highest: its cost does not grow with the cluster beyond ranking.
+MIX_UNITS = 4
+
+
+def mix_class(inst):
+    """The class of interchangeable instances ``inst`` belongs to.
+
+    Same image, flavor, vCPUs and memory (:func:`_alike`); an instance
+    without an image is a class of its own.
+    """
+    if inst.image_id is None:
+        return ('instance', inst.uuid)
+    return (inst.image_id, inst.flavor, inst.vcpus, inst.memory_mib)
+
+
+def _unit_mix(state, unit):
+    return tuple(sorted(collections.Counter(
+        mix_class(i) for i in state.instances_in(unit)).items()))
+
+
+def mix_phase(view, params, state, budget, values, protected=()):
+    """Socket swaps chosen by the predicted performance of whole mixes.
+
+    Ahn et al.'s NUMA-aware step evens out LLC misses between sockets
+    (Algorithm 2) and :func:`contention_phase` weighs co-runners pairwise;
+    neither orders socket mixes as their performance does: on a cluster
+    of four workloads, the best placement puts streaming VMs two or three
+    to a socket beside insensitive ones rather than spreading them. Here
+    a socket's mix is valued by the placement model
+    (:class:`contention.placement.mixes.MixValues`: the sum of its
+    members' predicted normalised performance, the placement-model
+    paper's section 7 use), and while ``budget`` swaps remain, every
+    exchange of one class between one of the :data:`MIX_UNITS` sockets
+    with the lowest predicted performance per instance and one of the
+    lowest or highest (or a one-way move there) is valued; the one whose
+    predicted gain is largest is run if it exceeds ``min_mix_gain`` per
+    instance it moves and passes the capacity, CPU oversubscription,
+    cool-down and same-class rules of the global phase. Sockets in
+    ``protected`` (repercussion) receive no instance. Mixes holding a
+    class ``values`` has no profile for are left alone. Returns the
+    actions, applied to ``state``.
+    """
+    cpus = {}
+    for host in view.hosts:
+        if host.enabled:
+            for sock in host.sockets:
+                cpus[(host.name, sock.id)] = sock.cpus
+    seen, ignored = set(), []  # the global phase reports the skips
+    actions = []
+    while budget > 0 and len(cpus) > 1:
+        mix = {u: _unit_mix(state, u) for u in cpus}
+        valued = [u for u in cpus
+                  if mix[u] and all(values.knows(k) for k, _ in mix[u])]
+        for c in set(cpus[u] for u in valued):
+            values.prefetch([mix[u] for u in valued if cpus[u] == c], c)
+        value = {u: values.value(mix[u], cpus[u]) for u in valued}
+        empty = sorted((u for u in cpus if not mix[u]), key=str)
+        value.update(dict.fromkeys(empty, 0.0))
+        ranked = sorted(valued, key=lambda u: (
+            value[u] / sum(n for _, n in mix[u]), str(u)))
+        sources = ranked[:MIX_UNITS]
+        dests = (ranked[:MIX_UNITS] + ranked[::-1][:MIX_UNITS]
+                 + empty[:MIX_UNITS])
+        trials = []
+        for src in sources:
+            outs = {}
+            for inst in sorted(state.instances_in(src),
+                               key=lambda i: i.uuid):
+                if _movable(state, inst, params, ignored, seen):
+                    outs.setdefault(mix_class(inst), inst)
+            for dst in dict.fromkeys(dests):
+                if dst == src or dst in protected:
+                    continue
+                backs = {None: None}
+                for inst in sorted(state.instances_in(dst),
+                                   key=lambda i: i.uuid):
+                    if _movable(state, inst, params, ignored, seen):
+                        backs.setdefault(mix_class(inst), inst)
+                for a, out in outs.items():
+                    for b, back in backs.items():
+                        if a == b:
+                            continue
+                        new_src = mixes.changed(mix[src], a, b)
+                        new_dst = mixes.changed(mix[dst], b, a)
+                        trials.append((src, dst, out, back, new_src,
+                                       new_dst))
+        for c in set(cpus.values()):
+            values.prefetch([m for t in trials for u, m in
+                            ((t[0], t[4]), (t[1], t[5]))
+                            if cpus[u] == c and m
+                            and all(values.knows(k) for k, _ in m)], c)
+        ranked_trials = []
+        for src, dst, out, back, new_src, new_dst in trials:
+            if not all(values.knows(k) for m in (new_src, new_dst)
+                       for k, _ in m):
+                continue
+            gain = sum(values.value(m, cpus[u]) if m else 0.0
+                       for u, m in ((src, new_src), (dst, new_dst)))
+            gain -= value[src] + value[dst]
+            moved = 1 if back is None else 2
+            if gain > params.min_mix_gain * moved:
+                ranked_trials.append((-gain, out.uuid, src, dst, out, back))
+        ranked_trials.sort(key=lambda t: t[:2])
+        chosen = None
+        for _gain, _uuid, src, dst, out, back in ranked_trials:
+            cand = arbitration.Candidate(out, back, 0.0, 0.0)
+            legs = _legs(state, cand, src, dst, True)
+            if legs is not None and not _oversubscribes(state, legs):
+                chosen = legs
+                break
+        if chosen is None:
+            break
+        for action in _as_action(chosen):
+            actions.append(action)
+            state.apply(action)
+        state.steps += 1
+        budget -= 1
+    return actions
+
+
 def deal(instances, n_groups):
     """Ahn's / Zhuravlev's sort-and-alternate dealing into n_groups.
 
@@ -1243,22 +1367,34 @@ def cache_aware(view, params=SwapParameters(), hurt=()):
     return _plan(view, actions, skipped, state, reason)
 
 
-def numa_aware(view, params=SwapParameters(), hurt=()):
+def numa_aware(view, params=SwapParameters(), hurt=(), mix_values=None):
     """Algorithm 2: NUMA repair, then up to max_swaps socket swaps.
 
     The swaps move VMs with their memory; the repair (:func:`numa_repair`)
     is the local NUMA-aware step Ahn et al. propose in sections 3 and 4.2.
+    With ``mix_values`` (:class:`contention.placement.mixes.MixValues`, a
+    placement model and the classes' profiles) the swaps are chosen by
+    the predicted performance of the socket mixes (:func:`mix_phase`)
+    instead of by Ahn's balance of LLC misses.
     """
     skipped = []
     state = _State(view, SOCKET)
     repairs = (numa_repair(state, params, skipped)
                if params.numa_repair else [])
-    actions, skipped, state, reason = global_phase(view, params, SOCKET,
-                                                   hurt, skipped,
-                                                   state=state)
-    if params.contention_swaps:
-        actions += contention_phase(view, params, state,
-                                    params.max_swaps - state.steps)
+    if mix_values is not None:
+        actions = mix_phase(view, params, state, params.max_swaps,
+                            mix_values,
+                            protected={(h.host, h.socket) for h in hurt})
+        reason = None if actions else (
+            'no swap raises the predicted performance of the sockets it '
+            'touches by more than %.3g per instance moved'
+            % params.min_mix_gain)
+    else:
+        actions, skipped, state, reason = global_phase(
+            view, params, SOCKET, hurt, skipped, state=state)
+        if params.contention_swaps:
+            actions += contention_phase(view, params, state,
+                                        params.max_swaps - state.steps)
     actions = repairs + actions
     if params.cpu_quota:
         actions += quota.quota_phase(state.final_view(), skipped)
