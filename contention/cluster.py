@@ -147,19 +147,12 @@ class Swap:
 
 @dataclasses.dataclass(frozen=True)
 class Repin:
-    """Move an instance's vCPUs (and optionally memory) within its host.
-
-    ``starts_cooldown``: the move holds the instance for the strategies'
-    cool-down, as a live migration does (the mix phase's re-pins, which
-    would otherwise follow every change in the measured counters back
-    and forth); other re-pins (NUMA repair, the local phase) do not.
-    """
+    """Move an instance's vCPUs (and optionally memory) within its host."""
 
     instance: str
     host: str
     dest_socket: int
     move_memory: bool = False
-    starts_cooldown: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

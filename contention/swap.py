@@ -908,8 +908,7 @@ def mix_phase(view, params, state, budget, values, protected=()):
     lowest or highest (or a one-way move there) is valued; the one whose
     predicted gain is largest is run if it exceeds ``min_mix_gain`` per
     instance it moves and passes the capacity, CPU oversubscription,
-    cool-down and same-class rules of the global phase; its re-pins start
-    the cool-down, as live migrations do. Sockets in
+    cool-down and same-class rules of the global phase. Sockets in
     ``protected`` (repercussion) receive no instance. Mixes holding a
     class ``values`` has no profile for are left alone. Returns the
     actions, applied to ``state``.
@@ -984,11 +983,6 @@ def mix_phase(view, params, state, budget, values, protected=()):
                 break
         if chosen is None:
             break
-        # Counters measured in the next mix differ from these; without the
-        # cool-down a re-pin would follow them back and forth.
-        chosen = tuple(dataclasses.replace(leg, starts_cooldown=True)
-                       if isinstance(leg, cluster.Repin) else leg
-                       for leg in chosen)
         for action in _as_action(chosen):
             actions.append(action)
             state.apply(action)

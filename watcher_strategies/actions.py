@@ -371,14 +371,11 @@ class ContentionRepin(_AgentAction):
         node         NUMA node to pin to, or
         cpus         host CPU list to pin to
         move_memory  also bind its memory to those CPUs' nodes
-        record_move  record the move in the telemetry store once done, so
-                     the strategies' cool-down holds the instance (the
-                     numa_aware_swap mix phase's re-pins)
     """
 
     @classmethod
     def get_config_opts(cls):
-        return store_opts() + agent_opts()
+        return agent_opts()
 
     @property
     def schema(self):
@@ -393,7 +390,6 @@ class ContentionRepin(_AgentAction):
                                    {'type': 'null'}]},
                 'cpus': _CPUS,
                 'move_memory': {'type': 'boolean'},
-                'record_move': {'type': 'boolean'},
             },
             'required': ['resource_id', 'host'],
             'additionalProperties': False,
@@ -411,10 +407,6 @@ class ContentionRepin(_AgentAction):
             cpus=p.get('cpus'), move_memory=move_memory))
         LOG.info('re-pinned %s on %s: %s', self.resource_id, p['host'],
                  result)
-        if p.get('record_move'):
-            self._record([store_api.MoveRecord(
-                self.resource_id, p['host'], p['host'], time.time(),
-                'watcher:contention_repin')])
         return True
 
     def revert(self):

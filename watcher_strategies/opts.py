@@ -19,7 +19,6 @@ def list_opts():
          strategies.NumaAwareSwap.get_config_opts()),
         ('watcher_actions.contention_swap',
          actions.store_opts() + actions.agent_opts()),
-        ('watcher_actions.contention_repin',
-         actions.ContentionRepin.get_config_opts()),
+        ('watcher_actions.contention_repin', actions.agent_opts()),
         ('watcher_actions.contention_cpu_quota', actions.quota_opts()),
     ]

@@ -430,8 +430,6 @@ class ContentionSwapBase(base.BaseStrategy):
         elif isinstance(action, cluster.Repin):
             params = {'host': action.host, 'socket': action.dest_socket,
                       'move_memory': bool(action.move_memory)}
-            if action.starts_cooldown:
-                params['record_move'] = True
             nodes = self.built.socket_nodes.get(action.host, {}).get(
                 action.dest_socket, ())
             if len(nodes) == 1:

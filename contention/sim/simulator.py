@@ -599,14 +599,11 @@ class Simulator(object):
                         + self._gids(h, inst.mem_frac), transfer,
                         self.scenario.migration.memory_move_slowdown)
             self.costs.memory_moves += 1
-        # A re-pin sets last_moved_at only when it starts the cool-down:
-        # the policies' view shows what Watcher's telemetry store holds
-        # (contention_swap records its migrations there, contention_repin
-        # only the re-pins that start the cool-down), so the migration
-        # cool-down does not hold a VM that was only repaired or re-dealt
-        # on its own host.
-        if action.starts_cooldown:
-            inst.last_moved_at = 1.0e9 + self.now
+        # A re-pin does not set last_moved_at: the policies' view shows
+        # the instance's last live migration, as Watcher's telemetry store
+        # does (contention_swap records its migrations there,
+        # contention_repin records nothing), so the migration cool-down
+        # does not hold a VM that was only re-pinned on its own host.
 
     def _gids(self, h, frac):
         off = self.state.node_offset(h)
