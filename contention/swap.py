@@ -124,7 +124,6 @@ class SwapParameters:
     cpu_quota: bool = True
     min_predicted_gain: float = 0.1
     contention_swaps: bool = False
-    min_mix_gain: float = 0.02
 
     def __post_init__(self):
         if self.victim_selection not in arbitration.VICTIM_SELECTIONS:
@@ -134,7 +133,7 @@ class SwapParameters:
                    self.victim_selection))
         for name in ('threshold', 'cooldown_s', 'tolerance',
                      'migration_cost_per_gib', 'local_memory_mf',
-                     'min_predicted_gain', 'min_mix_gain'):
+                     'min_predicted_gain'):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) \
                     or value < 0:
@@ -240,9 +239,12 @@ def _replace(inst, **changes):
 class _State:
     """Incremental indexes over a view: apply_action without the copies."""
 
-    def __init__(self, view, unit):
+    def __init__(self, view, unit, mix_values=None):
         self.view = view
         self.unit = unit
+        #: :class:`contention.placement.mixes.MixValues` for the model
+        #: check (:func:`_worth_it`), or None.
+        self.mix_values = mix_values
         self.now = view.now
         self.hosts = {h.name: h for h in view.hosts}
         self.inst = {i.uuid: i for i in view.instances}
@@ -788,8 +790,61 @@ def _worth_it(state, legs, cost, params):
     measurement may contradict.
     """
     gain = _pressure_gain(state, legs)
-    return gain - cost > params.min_predicted_gain * state.pressure(
-        _touched(state, legs))
+    if gain - cost <= params.min_predicted_gain * state.pressure(
+            _touched(state, legs)):
+        return False
+    return state.mix_values is None or _mix_gain(state, legs) > 0
+
+
+def _mixes_of(state, keys):
+    """[(mix, socket CPUs)] of the sockets ``keys``, or None.
+
+    None when a socket is unknown or holds a class the model has no
+    profile for.
+    """
+    values = state.mix_values
+    found = []
+    for host_name, socket in keys:
+        if socket is None:
+            return None
+        mix = _unit_mix(state, (host_name, socket))
+        if not all(values.knows(k) for k, _ in mix):
+            return None
+        found.append((mix, _socket_cpus(state, host_name, socket)))
+    return found
+
+
+def _mix_gain(state, legs):
+    """The model check: predicted performance gained by ``legs``.
+
+    The sockets the legs leave and reach, valued whole by the placement
+    model (:class:`contention.placement.mixes.MixValues`) before and
+    after. Counters say how much an instance misses the cache, not how
+    much a co-runner slows it; the pressure estimate weighs every pair
+    alike, so a swap it favours can put the cache-sensitive instances of
+    a mix together (ahn-wl2) or spread streaming ones where pairing them
+    beside insensitive ones is faster (ahn-wl4). A model trained on
+    landings beside several co-runners, copies of one workload among
+    them, orders such mixes as their performance does. A move touching a
+    socket whose classes it cannot value passes (the check has nothing to
+    say).
+    """
+    keys = _touched(state, legs)
+    before = _mixes_of(state, keys)
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        after = _mixes_of(state, keys)
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+    if before is None or after is None:
+        return math.inf
+    values = state.mix_values
+    values.prefetch(before + after)
+    return (sum(values.value(m, c) for m, c in after)
+            - sum(values.value(m, c) for m, c in before))
 
 
 def _unit_pressure(state, unit):
@@ -869,12 +924,6 @@ def contention_phase(view, params, state, budget):
     return actions
 
 
-#: The mix phase looks for swaps from this many of the sockets with the
-#: lowest predicted performance per instance, to them and to as many of
-#: the highest: its cost does not grow with the cluster beyond ranking.
-MIX_UNITS = 4
-
-
 def mix_class(inst):
     """The class of interchangeable instances ``inst`` belongs to.
 
@@ -886,109 +935,11 @@ def mix_class(inst):
     return (inst.image_id, inst.flavor, inst.vcpus, inst.memory_mib)
 
 
-def _unit_mix(state, unit):
-    return tuple(sorted(collections.Counter(
-        mix_class(i) for i in state.instances_in(unit)).items()))
-
-
-def mix_phase(view, params, state, budget, values, protected=()):
-    """Socket swaps chosen by the predicted performance of whole mixes.
-
-    Ahn et al.'s NUMA-aware step evens out LLC misses between sockets
-    (Algorithm 2) and :func:`contention_phase` weighs co-runners pairwise;
-    neither orders socket mixes as their performance does: on a cluster
-    of four workloads, the best placement puts streaming VMs two or three
-    to a socket beside insensitive ones rather than spreading them. Here
-    a socket's mix is valued by the placement model
-    (:class:`contention.placement.mixes.MixValues`: the sum of its
-    members' predicted normalised performance, the placement-model
-    paper's section 7 use), and while ``budget`` swaps remain, every
-    exchange of one class between one of the :data:`MIX_UNITS` sockets
-    with the lowest predicted performance per instance and one of the
-    lowest or highest (or a one-way move there) is valued; the one whose
-    predicted gain is largest is run if it exceeds ``min_mix_gain`` per
-    instance it moves and passes the capacity, CPU oversubscription,
-    cool-down and same-class rules of the global phase. Sockets in
-    ``protected`` (repercussion) receive no instance. Mixes holding a
-    class ``values`` has no profile for are left alone. Returns the
-    actions, applied to ``state``.
-    """
-    cpus = {}
-    for host in view.hosts:
-        if host.enabled:
-            for sock in host.sockets:
-                cpus[(host.name, sock.id)] = sock.cpus
-    seen, ignored = set(), []  # the global phase reports the skips
-    actions = []
-    while budget > 0 and len(cpus) > 1:
-        mix = {u: _unit_mix(state, u) for u in cpus}
-        valued = [u for u in cpus
-                  if mix[u] and all(values.knows(k) for k, _ in mix[u])]
-        for c in set(cpus[u] for u in valued):
-            values.prefetch([mix[u] for u in valued if cpus[u] == c], c)
-        value = {u: values.value(mix[u], cpus[u]) for u in valued}
-        empty = sorted((u for u in cpus if not mix[u]), key=str)
-        value.update(dict.fromkeys(empty, 0.0))
-        ranked = sorted(valued, key=lambda u: (
-            value[u] / sum(n for _, n in mix[u]), str(u)))
-        sources = ranked[:MIX_UNITS]
-        dests = (ranked[:MIX_UNITS] + ranked[::-1][:MIX_UNITS]
-                 + empty[:MIX_UNITS])
-        trials = []
-        for src in sources:
-            outs = {}
-            for inst in sorted(state.instances_in(src),
-                               key=lambda i: i.uuid):
-                if _movable(state, inst, params, ignored, seen):
-                    outs.setdefault(mix_class(inst), inst)
-            for dst in dict.fromkeys(dests):
-                if dst == src or dst in protected:
-                    continue
-                backs = {None: None}
-                for inst in sorted(state.instances_in(dst),
-                                   key=lambda i: i.uuid):
-                    if _movable(state, inst, params, ignored, seen):
-                        backs.setdefault(mix_class(inst), inst)
-                for a, out in outs.items():
-                    for b, back in backs.items():
-                        if a == b:
-                            continue
-                        new_src = mixes.changed(mix[src], a, b)
-                        new_dst = mixes.changed(mix[dst], b, a)
-                        trials.append((src, dst, out, back, new_src,
-                                       new_dst))
-        for c in set(cpus.values()):
-            values.prefetch([m for t in trials for u, m in
-                            ((t[0], t[4]), (t[1], t[5]))
-                            if cpus[u] == c and m
-                            and all(values.knows(k) for k, _ in m)], c)
-        ranked_trials = []
-        for src, dst, out, back, new_src, new_dst in trials:
-            if not all(values.knows(k) for m in (new_src, new_dst)
-                       for k, _ in m):
-                continue
-            gain = sum(values.value(m, cpus[u]) if m else 0.0
-                       for u, m in ((src, new_src), (dst, new_dst)))
-            gain -= value[src] + value[dst]
-            moved = 1 if back is None else 2
-            if gain > params.min_mix_gain * moved:
-                ranked_trials.append((-gain, out.uuid, src, dst, out, back))
-        ranked_trials.sort(key=lambda t: t[:2])
-        chosen = None
-        for _gain, _uuid, src, dst, out, back in ranked_trials:
-            cand = arbitration.Candidate(out, back, 0.0, 0.0)
-            legs = _legs(state, cand, src, dst, True)
-            if legs is not None and not _oversubscribes(state, legs):
-                chosen = legs
-                break
-        if chosen is None:
-            break
-        for action in _as_action(chosen):
-            actions.append(action)
-            state.apply(action)
-        state.steps += 1
-        budget -= 1
-    return actions
+def _unit_mix(state, key):
+    """The mix (:func:`contention.placement.mixes.mix_of`) of a socket."""
+    host_name, socket = key
+    return mixes.mix_of(mix_class(i) for i in state.on_host[host_name].values()
+                        if i.socket == socket)
 
 
 def deal(instances, n_groups):
@@ -1342,11 +1293,15 @@ def _plan(view, actions, skipped, state, reason):
                         reason=None if actions else reason)
 
 
-def cache_aware(view, params=SwapParameters(), hurt=()):
-    """Algorithm 1: local re-pins, then up to max_swaps host swaps."""
+def cache_aware(view, params=SwapParameters(), hurt=(), mix_values=None):
+    """Algorithm 1: local re-pins, then up to max_swaps host swaps.
+
+    ``mix_values``: the model check on every host swap, as in
+    :func:`numa_aware`.
+    """
     skipped = []
     actions = []
-    state = _State(view, HOST)
+    state = _State(view, HOST, mix_values)
     if params.numa_repair:
         actions = numa_repair(state, params, skipped,
                               memory_following_only=True)
@@ -1372,29 +1327,20 @@ def numa_aware(view, params=SwapParameters(), hurt=(), mix_values=None):
 
     The swaps move VMs with their memory; the repair (:func:`numa_repair`)
     is the local NUMA-aware step Ahn et al. propose in sections 3 and 4.2.
-    With ``mix_values`` (:class:`contention.placement.mixes.MixValues`, a
-    placement model and the classes' profiles) the swaps are chosen by
-    the predicted performance of the socket mixes (:func:`mix_phase`)
-    instead of by Ahn's balance of LLC misses.
+    ``mix_values`` (:class:`contention.placement.mixes.MixValues`: a
+    placement model and the classes' profiles) adds the model check to
+    every swap (:func:`_mix_gain`).
     """
     skipped = []
-    state = _State(view, SOCKET)
+    state = _State(view, SOCKET, mix_values)
     repairs = (numa_repair(state, params, skipped)
                if params.numa_repair else [])
-    if mix_values is not None:
-        actions = mix_phase(view, params, state, params.max_swaps,
-                            mix_values,
-                            protected={(h.host, h.socket) for h in hurt})
-        reason = None if actions else (
-            'no swap raises the predicted performance of the sockets it '
-            'touches by more than %.3g per instance moved'
-            % params.min_mix_gain)
-    else:
-        actions, skipped, state, reason = global_phase(
-            view, params, SOCKET, hurt, skipped, state=state)
-        if params.contention_swaps:
-            actions += contention_phase(view, params, state,
-                                        params.max_swaps - state.steps)
+    actions, skipped, state, reason = global_phase(view, params, SOCKET,
+                                                   hurt, skipped,
+                                                   state=state)
+    if params.contention_swaps:
+        actions += contention_phase(view, params, state,
+                                    params.max_swaps - state.steps)
     actions = repairs + actions
     if params.cpu_quota:
         actions += quota.quota_phase(state.final_view(), skipped)

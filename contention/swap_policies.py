@@ -6,6 +6,17 @@ simulated cluster, the same code the Watcher strategies run. The policy
 remembers its previous plan's moves and the Merlin classes just before
 them, so the repercussion check (Merlin section 3.5) works across periods
 as it does across Watcher audits (where the store remembers them).
+
+``mix_model`` adds the model check (:func:`contention.swap._mix_gain`):
+a contention-train model file, or ``scenario`` for a model trained when
+the policy is bound, from the bound simulator's scenario (in-sample: its
+own workloads on its own hardware, as the ``contention_weigher`` policy
+trains one, with ``copies_samples`` landings of each beside copies of one
+workload). Each class of instances is described to the model by the mean
+of its instances' counters in the view
+(:func:`contention.placement.mixes.class_profiles`); latency services are
+those the scenario's profiles declare, as a flavor's
+``contention:profile`` would.
 """
 
 from contention import arbitration
@@ -44,7 +55,8 @@ class _SwapPolicy(policy.Policy):
                  local_memory_mf=swap.SwapParameters.local_memory_mf,
                  numa_repair=True, cpu_quota=True,
                  min_predicted_gain=swap.SwapParameters.min_predicted_gain,
-                 contention_swaps=None):
+                 contention_swaps=None, mix_model=None,
+                 copies_samples=COPIES_SAMPLES):
         self.params = swap.SwapParameters(
             threshold=float(threshold), max_swaps=int(max_swaps),
             victim_selection=victim_selection, cooldown_s=float(cooldown),
@@ -57,6 +69,11 @@ class _SwapPolicy(policy.Policy):
             contention_swaps=(type(self).contention_swaps
                               if contention_swaps is None
                               else _bool(contention_swaps)))
+        self.mix_model = mix_model or None
+        self.copies_samples = int(copies_samples)
+        self._model = None
+        self._latency = frozenset()
+        self.notes = []
         self._moves = ()
         self._classes_before = {}
 
@@ -71,23 +88,43 @@ class _SwapPolicy(policy.Policy):
                     local_memory_mf=p.local_memory_mf,
                     numa_repair=p.numa_repair, cpu_quota=p.cpu_quota,
                     min_predicted_gain=p.min_predicted_gain,
-                    contention_swaps=p.contention_swaps)
+                    contention_swaps=p.contention_swaps,
+                    mix_model=self.mix_model,
+                    copies_samples=self.copies_samples)
 
     def bind(self, simulator):
         self._moves = ()
         self._classes_before = {}
+        self.notes = []
+        if self.mix_model is None:
+            return
+        if self.mix_model != 'scenario':
+            self._model = persist.load(self.mix_model).interference
+            return
+        scen = simulator.scenario
+        bundle, report = train.train_from_sim(
+            scen, cross_validate=False, copies_samples=self.copies_samples)
+        self._model = bundle.interference
+        self._latency = frozenset(
+            name for name, p in report['workloads'].items()
+            if p.get('latency'))
+        self.notes.append(
+            '%s: model check trained from scenario %s (%d samples, %d of '
+            'them beside copies; simulated)'
+            % (self.name, scen.name, bundle.summary['samples'],
+               self.copies_samples * len(report['workloads'])))
 
     def rebalance(self, view, rng):
         hurt = arbitration.hurt_corunners(view, self._moves,
                                           self._classes_before)
+        values = None
+        if self._model is not None:
+            values = mixes.MixValues(self._model, mixes.class_profiles(
+                view.instances, swap.mix_class, self._latency))
         plan = type(self).algorithm(view, self.params, hurt=hurt,
-                                    **self._inputs(view))
+                                    mix_values=values)
         self._remember(view, plan)
         return plan
-
-    def _inputs(self, view):
-        """More keyword arguments of the algorithm for this view."""
-        return {}
 
     def _remember(self, view, plan):
         moves = []
@@ -123,60 +160,7 @@ class NumaAwareSwapPolicy(_SwapPolicy):
     """Ahn et al.'s Algorithm 2 (NUMA repair, socket swaps with memory).
 
     Then Merlin's quota raises (:mod:`contention.quota`).
-
-    ``mix_model`` chooses the socket swaps by the predicted performance
-    of whole socket mixes (:func:`contention.swap.mix_phase`) instead of
-    Ahn's balance of LLC misses: a contention-train model file, or
-    ``scenario`` for a model trained when the policy is bound, from the
-    bound simulator's scenario (in-sample: its own workloads on its own
-    hardware, as the ``contention_weigher`` policy trains one, with
-    landings beside copies of one workload). Each class of instances is
-    described to the model by the mean of its instances' counters in the
-    view (:func:`contention.placement.mixes.class_profiles`), what the
-    store's per-image profile holds.
     """
 
     name = 'numa_aware_swap'
     algorithm = staticmethod(swap.numa_aware)
-
-    def __init__(self, mix_model=None, copies_samples=COPIES_SAMPLES,
-                 **kwargs):
-        super().__init__(**kwargs)
-        self.mix_model = mix_model or None
-        self.copies_samples = int(copies_samples)
-        self._model = None
-        self._latency = frozenset()
-        self.notes = []
-
-    def get_params(self):
-        return dict(super().get_params(), mix_model=self.mix_model,
-                    copies_samples=self.copies_samples)
-
-    def bind(self, simulator):
-        super().bind(simulator)
-        self.notes = []
-        if self.mix_model is None:
-            return
-        if self.mix_model != 'scenario':
-            self._model = persist.load(self.mix_model).interference
-            return
-        scen = simulator.scenario
-        bundle, report = train.train_from_sim(
-            scen, cross_validate=False, copies_samples=self.copies_samples)
-        self._model = bundle.interference
-        # Latency services, as an operator declares them in the flavor
-        # (the weigher policy's profiles take the flag the same way).
-        self._latency = frozenset(
-            name for name, p in report['workloads'].items()
-            if p.get('latency'))
-        self.notes.append(
-            'numa_aware_swap: mix model trained from scenario %s (%d '
-            'samples, %d of them beside copies; simulated)'
-            % (scen.name, bundle.summary['samples'],
-               self.copies_samples * len(report['workloads'])))
-
-    def _inputs(self, view):
-        if self._model is None:
-            return {}
-        return {'mix_values': mixes.MixValues(self._model, mixes.class_profiles(
-            view.instances, swap.mix_class, self._latency))}

@@ -15,8 +15,7 @@ from watcher_strategies import strategies
 def list_opts():
     return [
         ('watcher_strategies.cache_aware_swap', strategies.strategy_opts()),
-        ('watcher_strategies.numa_aware_swap',
-         strategies.NumaAwareSwap.get_config_opts()),
+        ('watcher_strategies.numa_aware_swap', strategies.strategy_opts()),
         ('watcher_actions.contention_swap',
          actions.store_opts() + actions.agent_opts()),
         ('watcher_actions.contention_repin', actions.agent_opts()),

@@ -26,7 +26,6 @@ proposing moves from a partial picture.
 """
 
 import collections
-import dataclasses
 import functools
 import threading
 import time
@@ -74,6 +73,13 @@ def strategy_opts():
                         'co-runner whose Merlin class got worse since the '
                         'move has its host arbitrated first by the next '
                         'audit. 0 disables the check.'),
+        cfg.StrOpt('mix_model',
+                   help='A contention-train model file (trained with '
+                        '--copies-samples) for the model check: a swap is '
+                        'also taken only if the model predicts the '
+                        'sockets it touches to perform better after it. '
+                        'Unset: no check. A file that cannot be loaded is '
+                        'logged and the audit runs without the check.'),
     ]
 
 
@@ -359,15 +365,26 @@ class ContentionSwapBase(base.BaseStrategy):
             self._fail(audit, message)
         hurt = self._repercussions(built.view, now)
         self.plan = type(self).algorithm(built.view, params, hurt=hurt,
-                                         **self.algorithm_inputs(built.view))
+                                         mix_values=self.mix_values(
+                                             built.view))
         self._quotas = {i.uuid: i.cpu_quota for i in built.view.instances
                         if i.cpu_quota is not None}
         for action in self.plan.actions:
             self._add_action(action)
 
-    def algorithm_inputs(self, view):
-        """More keyword arguments of the algorithm for this view."""
-        return {}
+    def mix_values(self, view):
+        """The model check's MixValues for ``view``, or None."""
+        path = getattr(self.config, 'mix_model', None)
+        if not path:
+            return None
+        try:
+            model = _mix_model(path)
+        except persist.ModelFileError as exc:
+            LOG.error('%s: mix_model unusable, the audit runs without the '
+                      'model check: %s', self.get_name(), exc)
+            return None
+        return mixes.MixValues(model, mixes.class_profiles(
+            view.instances, swap.mix_class))
 
     def _solution_add(self, action_type, resource_id, input_parameters):
         """solution.add_action without its quadratic duplicate search.
@@ -523,57 +540,11 @@ class NumaAwareSwap(ContentionSwapBase):
     """NUMA-aware swap (Ahn et al. Algorithm 2, Merlin arbitration).
 
     Swaps instances, with their memory, between the sockets with the most
-    and fewest LLC misses across the cloud, keeping NUMA affinity. With
-    ``[watcher_strategies.numa_aware_swap] mix_model`` set, the swaps are
-    chosen by the placement model's predicted performance of whole socket
-    mixes instead (:func:`contention.swap.mix_phase`).
+    and fewest LLC misses across the cloud, keeping NUMA affinity.
     """
 
     algorithm = staticmethod(swap.numa_aware)
     contention_swaps = True
-
-    @classmethod
-    def get_config_opts(cls):
-        return strategy_opts() + [
-            cfg.StrOpt('mix_model',
-                       help='A contention-train model file (trained with '
-                            '--copies-samples) by whose predicted '
-                            'performance of whole socket mixes the swaps '
-                            'are chosen, instead of by the balance of LLC '
-                            'misses. Unset: the balance. A file that '
-                            'cannot be loaded is logged and the balance '
-                            'is used.'),
-        ]
-
-    @classmethod
-    def get_schema(cls):
-        schema = super().get_schema()
-        schema['properties']['min_mix_gain'] = {
-            'description': 'With mix_model: a swap must raise the '
-                           'predicted normalised performance, summed over '
-                           'the two sockets it touches, by this much per '
-                           'instance it moves.',
-            'type': 'number', 'minimum': 0,
-            'default': swap.SwapParameters.min_mix_gain}
-        return schema
-
-    def parameters(self):
-        return dataclasses.replace(
-            super().parameters(), min_mix_gain=float(self._param(
-                'min_mix_gain', swap.SwapParameters.min_mix_gain)))
-
-    def algorithm_inputs(self, view):
-        path = getattr(self.config, 'mix_model', None)
-        if not path:
-            return {}
-        try:
-            model = _mix_model(path)
-        except persist.ModelFileError as exc:
-            LOG.error('numa_aware_swap: mix_model unusable, swaps are '
-                      'chosen by the balance of LLC misses: %s', exc)
-            return {}
-        return {'mix_values': mixes.MixValues(model, mixes.class_profiles(
-            view.instances, swap.mix_class))}
 
     @classmethod
     def get_name(cls):

@@ -9,16 +9,13 @@ set of cores): its value is the sum, over its members, of the
 interference model's predicted normalised performance of that member
 landing beside the others (:func:`features.feature_row` with the others
 as the cell's co-runners, summed as ``contention.placement.datasets``
-sums them in training). Ahn et al.'s swaps even out LLC misses, and
-Zhuravlev's pain model weighs each pair; neither orders whole mixes as
-their performance does (doc/evaluation.md, ahn-wl2 and ahn-wl4), which a
-model trained on landings beside several co-runners, copies of one
-workload among them, does.
+sums them in training). The swap strategies' model check
+(:func:`contention.swap._mix_gain`) compares the mixes a move leaves with
+those it makes.
 
-A mix is a tuple of ``(class key, count)`` sorted by key; the values are
-memoised per (mix, socket CPUs), and every mix not yet known is answered
-in one batched prediction (:meth:`MixValues.prefetch`), so a swap search
-over a cluster costs one model call per step.
+A mix is a tuple of ``(class key, count)`` sorted by key; values are
+memoised per (mix, socket CPUs), and the mixes not yet known are answered
+in one batched prediction (:meth:`MixValues.prefetch`).
 """
 
 import numpy as np
@@ -31,18 +28,6 @@ def mix_of(keys):
     counts = {}
     for key in keys:
         counts[key] = counts.get(key, 0) + 1
-    return tuple(sorted(counts.items()))
-
-
-def changed(mix, remove=None, add=None):
-    """``mix`` with one ``remove`` taken out and one ``add`` put in."""
-    counts = dict(mix)
-    if remove is not None:
-        counts[remove] -= 1
-        if not counts[remove]:
-            del counts[remove]
-    if add is not None:
-        counts[add] = counts.get(add, 0) + 1
     return tuple(sorted(counts.items()))
 
 
@@ -85,34 +70,35 @@ class MixValues(object):
     def knows(self, key):
         return key in self.profiles
 
-    def prefetch(self, mixes, cpus):
-        """Value every mix of ``mixes`` not yet known, in one prediction."""
+    def prefetch(self, mixes):
+        """Value every (mix, CPUs) of ``mixes`` not yet known, in one call."""
         rows, owners = [], []
-        todo = []
-        for mix in set(mixes):
-            if (mix, cpus) in self._memo or mix in todo:
-                continue
-            todo.append(mix)
-        for mix in todo:
+        todo = [item for item in dict.fromkeys(mixes)
+                if item[0] and item not in self._memo]
+        for mix, cpus in todo:
             for key, count in mix:
                 others = [(self.profiles[k], c - (k == key))
                           for k, c in mix if c - (k == key) > 0]
                 rows.append(features.feature_row(
                     self.profiles[key], cell_beside(cpus, others)))
-                owners.append((mix, count))
+                owners.append(((mix, cpus), count))
         totals = dict.fromkeys(todo, 0.0)
         if rows:
             self.calls += 1
             predicted = self.model.predict(np.asarray(rows, float))[:, 0]
-            for (mix, count), perf in zip(owners, predicted):
-                totals[mix] += count * float(perf)
-        for mix, total in totals.items():
-            self._memo[(mix, cpus)] = total
+            for (item, count), perf in zip(owners, predicted):
+                totals[item] += count * float(perf)
+        self._memo.update(totals)
 
     def value(self, mix, cpus):
-        """Sum of the members' predicted normalised performance."""
+        """Sum of the members' predicted normalised performance (0 if empty).
+
+        KeyError when a member's class has no profile.
+        """
+        if not mix:
+            return 0.0
         if (mix, cpus) not in self._memo:
-            self.prefetch([mix], cpus)
+            self.prefetch([(mix, cpus)])
         return self._memo[(mix, cpus)]
 
 
