@@ -14,6 +14,7 @@ from contention.placement import features
 from contention.placement import machine
 from contention.placement import persist
 from contention.placement import scoring
+from contention.placement import train as train_mod
 from contention.store import api
 from tests.unit.placement import test_models
 from tests.unit.store import reports as store_reports
@@ -116,6 +117,78 @@ class TestTrainCommand(testtools.TestCase):
             '--vcpus', '4')
         self.assertEqual(1, rc)
         self.assertIn('not a number', err)
+
+
+class TestCopiesSamplesOption(testtools.TestCase):
+    """``contention-train train --copies-samples N``."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.model = os.path.join(self.dir, 'model.skops')
+        topology = machine.regular_topology(nodes=2, cores_per_node=8)
+        from tests.unit.placement import synthetic
+        self.workloads = synthetic.workloads(per_family=2)
+        self.patch(datasets, 'simulator_source',
+                   lambda scenario, **kwargs: (topology, self.workloads,
+                                               synthetic.performance))
+        self.calls = []
+        real = train_mod.sim_dataset
+
+        def sim_dataset(*args, **kwargs):
+            self.calls.append(kwargs)
+            return real(*args, **kwargs)
+        self.patch(train_mod, 'sim_dataset', sim_dataset)
+
+    def run_cmd(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        rc = cmd.main(list(argv), out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_parsed(self):
+        parser = cmd.build_parser()
+        base = ['train', '--from-sim', 's', '--out', 'm']
+        self.assertEqual(0, parser.parse_args(base).copies_samples)
+        self.assertEqual(5, parser.parse_args(
+            base + ['--copies-samples', '5']).copies_samples)
+        self.assertFalse(hasattr(parser.parse_args(
+            ['evaluate', '--model', 'm', '--from-sim', 's']),
+            'copies_samples'))
+        err = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        self.assertRaises(SystemExit, parser.parse_args,
+                          base + ['--copies-samples', 'many'])
+
+    def test_reaches_the_dataset(self):
+        rc, out, err = self.run_cmd(
+            'train', '--from-sim', 'demo', '--out', self.model,
+            '--estimators', '5', '--pv-estimators', '3',
+            '--samples-per-workload', '3', '--synthetic', '0',
+            '--copies-samples', '2', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(2, self.calls[-1]['copies_samples'])
+        result = json.loads(out)
+        self.assertEqual(len(self.workloads) * (3 + 2),
+                         result['summary']['samples'])
+        self.assertEqual(len(self.workloads) * (3 + 2),
+                         persist.load(self.model).summary['samples'])
+        # Evaluating takes the random landings only.
+        rc, out, err = self.run_cmd('evaluate', '--model', self.model,
+                                    '--from-sim', 'demo',
+                                    '--samples-per-workload', '3', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(0, self.calls[-1]['copies_samples'])
+        self.assertEqual(len(self.workloads) * 3, json.loads(out)['samples'])
+
+    def test_default_is_none(self):
+        rc, out, err = self.run_cmd(
+            '--from-sim', 'demo', '--out', self.model, '--estimators', '5',
+            '--pv-estimators', '3', '--samples-per-workload', '3',
+            '--synthetic', '0', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(0, self.calls[-1]['copies_samples'])
+        self.assertEqual(len(self.workloads) * 3,
+                         json.loads(out)['summary']['samples'])
 
 
 class TestScoring(testtools.TestCase):

@@ -10,11 +10,14 @@ import testtools
 
 from contention import sim
 from contention.placement import cmd
+from contention.placement import datasets
 from contention.placement import features
+from contention.placement import machine
 from contention.placement import persist
 from contention.placement import policy
 from contention.placement import train
 from contention.sim import cmd as sim_cmd
+from tests.unit.placement import synthetic
 
 SMALL = ('--estimators', '8', '--pv-estimators', '5',
          '--samples-per-workload', '12')
@@ -95,6 +98,126 @@ class TestTrainFromSim(testtools.TestCase):
         np.testing.assert_array_equal(a.X, b.X)
         np.testing.assert_array_equal(a.Y, b.Y)
         self.assertFalse(np.array_equal(a.X, c.X))
+
+
+class _Recording(object):
+    """The synthetic performance source, keeping every trial asked."""
+
+    def __init__(self):
+        self.trials = []
+
+    def __call__(self, trial):
+        self.trials.append(trial)
+        return synthetic.performance(trial)
+
+
+class TestCopiesSamples(testtools.TestCase):
+    """Landings beside copies of one workload (``copies_samples``)."""
+
+    def setUp(self):
+        super().setUp()
+        # 16 CPUs a node: a 4-vCPU workload and three 4-vCPU copies fit.
+        self.topology = machine.regular_topology(nodes=2, cores_per_node=16)
+        self.workloads = synthetic.workloads(per_family=2)
+        self.extra = synthetic.workloads(per_family=1, seed=7)
+        self.extra = [datasets.Workload('x-' + w.name, w.profile)
+                      for w in self.extra]
+
+    def _data(self, **kwargs):
+        source = _Recording()
+        data = datasets.interference_dataset(
+            source, self.topology, self.workloads, samples_per_workload=6,
+            seed=2, **kwargs)
+        return data, source.trials
+
+    def test_off_by_default_and_at_zero(self):
+        plain, trials = self._data()
+        zero, zero_trials = self._data(copies_samples=0)
+        np.testing.assert_array_equal(plain.X, zero.X)
+        np.testing.assert_array_equal(plain.Y, zero.Y)
+        self.assertEqual(plain.groups, zero.groups)
+        self.assertEqual(trials, zero_trials)
+        self.assertEqual(6 * len(self.workloads), len(plain.X))
+
+    def test_rows_beside_copies_are_added_after_the_others(self):
+        plain, _ = self._data()
+        data, trials = self._data(copies_samples=3)
+        n, k = len(self.workloads), 3
+        self.assertEqual(n * (6 + k), len(data.X))
+        # The random landings are the same rows, first.
+        np.testing.assert_array_equal(plain.X, data.X[:len(plain.X)])
+        np.testing.assert_array_equal(plain.Y, data.Y[:len(plain.Y)])
+        self.assertEqual(plain.groups, data.groups[:len(plain.groups)])
+        added = trials[len(plain.X):]
+        # k landings of each workload, in the workloads' order.
+        self.assertEqual([w.name for w in self.workloads for _ in range(k)],
+                         [t.workload.name for t in added])
+        self.assertEqual([t.workload.name for t in added],
+                         data.groups[len(plain.X):])
+        col = features.FEATURE_NAMES.index('co_mpki_sum')
+        pool = {w.name: w for w in self.workloads}
+        for trial, row in zip(added, data.X[len(plain.X):]):
+            names = {co.workload.name for co in trial.corunners}
+            # One to three copies of one workload of the pool, all on the
+            # landing node, as many vCPUs each as the workload has.
+            self.assertEqual(1, len(names), trial)
+            self.assertIn(names.pop(), pool)
+            self.assertTrue(1 <= len(trial.corunners) <= 3)
+            for co in trial.corunners:
+                self.assertEqual(trial.nodes, co.nodes)
+                self.assertEqual(co.workload.profile.vcpus, co.vcpus)
+            copied = trial.corunners[0].workload.profile
+            self.assertAlmostEqual(len(trial.corunners) * copied.mpki,
+                                   row[col])
+        # Across them, more than one count of copies and some landings
+        # beside copies of the workload itself.
+        self.assertGreater(len({len(t.corunners) for t in added}), 1)
+        self.assertTrue(any(t.corunners[0].workload.name
+                            == t.workload.name for t in added))
+
+    def test_copies_that_do_not_fit_are_left_out(self):
+        # 8 CPUs a node: beside a 4-vCPU workload one 4-vCPU copy fits.
+        self.topology = machine.regular_topology(nodes=2, cores_per_node=8)
+        plain, _ = self._data()
+        _, trials = self._data(copies_samples=4)
+        added = trials[len(plain.X):]
+        self.assertEqual(4 * len(self.workloads), len(added))
+        self.assertEqual({1}, {len(t.corunners) for t in added})
+
+    def test_extra_subjects_rows_do_not_change(self):
+        plain, _ = self._data(extra=self.extra, extra_samples=2)
+        data, _ = self._data(extra=self.extra, extra_samples=2,
+                             copies_samples=3)
+        n_extra = 2 * len(self.extra)
+        np.testing.assert_array_equal(plain.X[-n_extra:], data.X[-n_extra:])
+        self.assertEqual(plain.groups[-n_extra:], data.groups[-n_extra:])
+        self.assertEqual(len(plain.X) + 3 * len(self.workloads),
+                         len(data.X))
+        # Only the named workloads get landings beside copies.
+        self.assertFalse({w.name for w in self.extra}
+                         & set(data.groups[6 * len(self.workloads):
+                                           -n_extra]))
+
+    def test_copies_rows_are_seeded(self):
+        a, _ = self._data(copies_samples=2)
+        b, _ = self._data(copies_samples=2)
+        np.testing.assert_array_equal(a.X, b.X)
+
+    def test_sim_dataset_and_train_from_sim(self):
+        plain, _ = train.sim_dataset('merlin-mix1', samples_per_workload=3,
+                                     synthetic=0)
+        data, parts = train.sim_dataset('merlin-mix1',
+                                        samples_per_workload=3,
+                                        synthetic=0, copies_samples=2)
+        named = len(parts[1])
+        self.assertEqual(len(plain.X) + 2 * named, len(data.X))
+        np.testing.assert_array_equal(plain.X, data.X[:len(plain.X)])
+        bundle, report = train.train_from_sim(
+            'merlin-mix1', estimators=3, pv_estimators=3,
+            samples_per_workload=3, synthetic=0, copies_samples=2,
+            cross_validate=False)
+        self.assertEqual(named * (3 + 2), bundle.summary['samples'])
+        self.assertEqual(named * (3 + 2), report['summary']['samples'])
 
 
 class TestTrainCommandFromSim(testtools.TestCase):

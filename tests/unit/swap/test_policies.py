@@ -2,11 +2,15 @@
 
 import random
 
+import fixtures
 import stevedore
 import testtools
 
 from contention import cluster
+from contention.placement import mixes
+from contention.placement import train
 from contention import policy
+from contention.sim import simulator
 from contention import swap_policies
 from tests.unit.swap import views as v
 
@@ -108,3 +112,56 @@ class TestSwapPolicies(testtools.TestCase):
             (cluster.Swap(cluster.Migrate('h0', 'hot', 'cold', 0),
                           cluster.Migrate('c0', 'cold', 'hot', 0)),),
             plan.actions)
+
+
+class TestModelCheckPolicy(testtools.TestCase):
+
+    def test_scenario_model_checks_every_audit(self):
+        real = train.train_from_sim
+        trained = []
+
+        def quick(scen, **kwargs):
+            trained.append(kwargs)
+            kwargs.update(train.QUICK)
+            return real(scen, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(train, 'train_from_sim',
+                                                 quick))
+        pol = swap_policies.NumaAwareSwapPolicy(mix_model='scenario',
+                                                copies_samples=3)
+        self.assertEqual('scenario', pol.get_params()['mix_model'])
+        seen = []
+        real_algorithm = swap_policies.NumaAwareSwapPolicy.algorithm
+
+        def algorithm(view, params, hurt=(), mix_values=None):
+            seen.append(mix_values)
+            return real_algorithm(view, params, hurt=hurt,
+                                  mix_values=mix_values)
+        self.useFixture(fixtures.MockPatchObject(
+            swap_policies.NumaAwareSwapPolicy, 'algorithm',
+            staticmethod(algorithm)))
+        result = simulator.run('ahn-wl1', pol, epochs=2)
+        self.assertEqual([3], [k['copies_samples'] for k in trained])
+        self.assertEqual(2, len(seen))
+        for values in seen:
+            self.assertIsInstance(values, mixes.MixValues)
+            # Every class of the scenario is described by its counters.
+            self.assertEqual(4, len(values.profiles))
+        self.assertTrue(any('model check trained from scenario ahn-wl1'
+                            in note for note in result.notes), result.notes)
+        self.assertEqual(0, result.rejected_actions)
+
+    def test_no_model_no_check(self):
+        pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M)
+        self.assertIsNone(pol.get_params()['mix_model'])
+        seen = []
+        real_algorithm = swap_policies.CacheAwareSwapPolicy.algorithm
+
+        def algorithm(view, params, hurt=(), mix_values=None):
+            seen.append(mix_values)
+            return real_algorithm(view, params, hurt=hurt,
+                                  mix_values=mix_values)
+        self.useFixture(fixtures.MockPatchObject(
+            swap_policies.CacheAwareSwapPolicy, 'algorithm',
+            staticmethod(algorithm)))
+        pol.rebalance(_view(), random.Random(0))
+        self.assertEqual([None], seen)

@@ -3,15 +3,23 @@
 import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
 
 import dataclasses
+import os
 from unittest import mock
 
+import fixtures
 import jsonschema
+import numpy as np
 from watcher.common import utils
 from watcher.tests.unit.decision_engine.strategy.strategies import \
     test_base
 
+from contention.placement import features
+from contention.placement import mixes
+from contention.placement import train
 from contention.store import api as store_api
+from contention import swap
 from tests.unit.watcher_plugins import fixtures as f
+from watcher_strategies import opts
 from watcher_strategies import planner
 from watcher_strategies import strategies
 
@@ -22,11 +30,15 @@ M = f.M
 class _StrategyTest(test_base.TestBaseStrategy):
 
     strategy_cls = strategies.CacheAwareSwap
+    #: [watcher_strategies.numa_aware_swap] mix_model (unset: None, as
+    #: oslo.config gives it; a bare Mock attribute would be a "path").
+    mix_model = None
 
     def run_strategy(self, model, store, **params):
         self.m_c_model.return_value = model
         strategy = self.strategy_cls(config=mock.Mock(
-            connection='sqlite://', repercussion_interval=3600))
+            connection='sqlite://', repercussion_interval=3600,
+            mix_model=self.mix_model))
         strategy.telemetry_store = store
         strategy.clock = lambda: NOW
         defaults = {name: spec['default'] for name, spec in
@@ -263,6 +275,126 @@ class TestNumaAwareSwap(_StrategyTest):
         solution = self.run_strategy(model, store, max_swaps=0,
                                      numa_repair=False)
         self.assertEqual([], solution.actions)
+
+
+def tiny_model_file(test):
+    """A model file trained in well under a second (ahn-wl1, 4 trees)."""
+    path = os.path.join(test.useFixture(fixtures.TempDir()).path,
+                        'mix.model')
+    bundle, _ = train.train_from_sim(
+        'ahn-wl1', estimators=4, pv_estimators=3, samples_per_workload=4,
+        synthetic=0, copies_samples=2, cross_validate=False)
+    train.save(bundle, path)
+    return path
+
+
+class _Flat(object):
+    """A model stand-in: every instance at 0.9 wherever it is.
+
+    No move can raise the predicted performance: the check refuses all.
+    """
+
+    def predict(self, X):
+        return np.column_stack([np.full(len(X), 0.9), np.zeros(len(X))])
+
+
+class TestModelCheck(_StrategyTest):
+    """The mix_model option: the placement model checks every swap."""
+
+    strategy_cls = strategies.NumaAwareSwap
+
+    def setUp(self):
+        super().setUp()
+        strategies._mix_model.cache_clear()
+        self.addCleanup(strategies._mix_model.cache_clear)
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def test_config_option_of_both_strategies(self):
+        sections = dict(opts.list_opts())
+        for cls in (strategies.NumaAwareSwap, strategies.CacheAwareSwap):
+            opt = [o for o in cls.get_config_opts()
+                   if o.name == 'mix_model']
+            self.assertEqual(1, len(opt))
+            self.assertIsNone(opt[0].default)
+            self.assertIn('mix_model', [
+                o.name for o in sections['watcher_strategies.%s'
+                                         % cls.get_name()]])
+
+    def test_unset_means_no_check(self):
+        model, store = self.two_hosts()
+        self.run_strategy(model, store)
+        self.assertIsNone(self.strategy.mix_values(
+            self.strategy.built.view))
+        self.strategy.config.mix_model = ''
+        self.assertIsNone(self.strategy.mix_values(
+            self.strategy.built.view))
+
+    def test_unusable_file_is_logged_and_the_audit_runs_without(self):
+        model, store = self.two_hosts()
+        plain = self.run_strategy(model, store, victim_selection='extreme',
+                                  migration_cost_per_gib=0)
+        self.assertTrue(plain.actions)
+        junk = os.path.join(self.dir, 'junk.model')
+        with open(junk, 'w') as out:
+            out.write('not a model')
+        for path in (junk, os.path.join(self.dir, 'missing.model')):
+            self.mix_model = path
+            log = self.useFixture(fixtures.MockPatchObject(strategies,
+                                                           'LOG'))
+            model, store = self.two_hosts()
+            solution = self.run_strategy(model, store,
+                                         victim_selection='extreme',
+                                         migration_cost_per_gib=0)
+            self.assertEqual(plain.actions, solution.actions)
+            self.assertIsNone(self.strategy.mix_values(
+                self.strategy.built.view))
+            self.assertTrue(log.mock.error.called)
+            self.assertIn(path, str(log.mock.error.call_args))
+
+    def test_model_file_gives_mix_values(self):
+        self.mix_model = tiny_model_file(self)
+        model, store = self.two_hosts()
+        seen = []
+        real = strategies.NumaAwareSwap.algorithm
+
+        def algorithm(view, params, hurt=(), **kwargs):
+            seen.append(kwargs)
+            return real(view, params, hurt=hurt, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(
+            strategies.NumaAwareSwap, 'algorithm', staticmethod(algorithm)))
+        solution = self.run_strategy(model, store)
+        for action in solution.actions:
+            self.assertIn(action['action_type'],
+                          ('contention_swap', 'contention_repin',
+                           'contention_cpu_quota'))
+        values = seen[0]['mix_values']
+        self.assertIsInstance(values, mixes.MixValues)
+        view = self.strategy.built.view
+        self.assertEqual({swap.mix_class(i) for i in view.instances},
+                         set(values.profiles))
+        self.assertEqual(5, len(values.profiles))
+        self.assertEqual((1, 2), values.model.predict(
+            np.zeros((1, len(features.FEATURE_NAMES)))).shape)
+        # Loaded once per path: the next audit reuses it.
+        again = self.strategy.mix_values(view)
+        self.assertIs(values.model, again.model)
+        self.assertIsNot(values, again)
+        self.assertEqual(1, strategies._mix_model.cache_info().misses)
+
+    def test_the_check_refuses_what_the_model_sees_no_gain_in(self):
+        model, store = self.two_hosts()
+        plain = self.run_strategy(model, store, victim_selection='extreme',
+                                  migration_cost_per_gib=0,
+                                  numa_repair=False, cpu_quota=False)
+        self.assertTrue(plain.actions)
+        self.mix_model = '/etc/contention/mix.model'
+        self.useFixture(fixtures.MockPatchObject(
+            strategies, '_mix_model', lambda path: _Flat()))
+        model, store = self.two_hosts()
+        checked = self.run_strategy(model, store, victim_selection='extreme',
+                                    migration_cost_per_gib=0,
+                                    numa_repair=False, cpu_quota=False)
+        self.assertEqual([], list(checked.actions))
 
 
 class TestCpuQuota(_StrategyTest):
