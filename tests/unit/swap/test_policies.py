@@ -116,6 +116,19 @@ class TestSwapPolicies(testtools.TestCase):
 
 class TestModelCheckPolicy(testtools.TestCase):
 
+    def _spy(self, cls):
+        """The mix_values each audit of ``cls`` passes its algorithm."""
+        seen = []
+        real_algorithm = cls.algorithm
+
+        def algorithm(view, params, hurt=(), mix_values=None):
+            seen.append(mix_values)
+            return real_algorithm(view, params, hurt=hurt,
+                                  mix_values=mix_values)
+        self.useFixture(fixtures.MockPatchObject(cls, 'algorithm',
+                                                 staticmethod(algorithm)))
+        return seen
+
     def test_scenario_model_checks_every_audit(self):
         real = train.train_from_sim
         trained = []
@@ -129,16 +142,7 @@ class TestModelCheckPolicy(testtools.TestCase):
         pol = swap_policies.NumaAwareSwapPolicy(mix_model='scenario',
                                                 copies_samples=3)
         self.assertEqual('scenario', pol.get_params()['mix_model'])
-        seen = []
-        real_algorithm = swap_policies.NumaAwareSwapPolicy.algorithm
-
-        def algorithm(view, params, hurt=(), mix_values=None):
-            seen.append(mix_values)
-            return real_algorithm(view, params, hurt=hurt,
-                                  mix_values=mix_values)
-        self.useFixture(fixtures.MockPatchObject(
-            swap_policies.NumaAwareSwapPolicy, 'algorithm',
-            staticmethod(algorithm)))
+        seen = self._spy(swap_policies.NumaAwareSwapPolicy)
         result = simulator.run('ahn-wl1', pol, epochs=2)
         self.assertEqual([3], [k['copies_samples'] for k in trained])
         self.assertEqual(2, len(seen))
@@ -153,15 +157,6 @@ class TestModelCheckPolicy(testtools.TestCase):
     def test_no_model_no_check(self):
         pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M)
         self.assertIsNone(pol.get_params()['mix_model'])
-        seen = []
-        real_algorithm = swap_policies.CacheAwareSwapPolicy.algorithm
-
-        def algorithm(view, params, hurt=(), mix_values=None):
-            seen.append(mix_values)
-            return real_algorithm(view, params, hurt=hurt,
-                                  mix_values=mix_values)
-        self.useFixture(fixtures.MockPatchObject(
-            swap_policies.CacheAwareSwapPolicy, 'algorithm',
-            staticmethod(algorithm)))
+        seen = self._spy(swap_policies.CacheAwareSwapPolicy)
         pol.rebalance(_view(), random.Random(0))
         self.assertEqual([None], seen)
