@@ -27,6 +27,7 @@ proposing moves from a partial picture.
 
 import collections
 import functools
+import os
 import threading
 import time
 
@@ -91,9 +92,21 @@ def _store(url):
         return store
 
 
-@functools.lru_cache(maxsize=4)
 def _mix_model(path):
-    """The interference model of a model file, loaded once per path."""
+    """The interference model of a model file, loaded once per version.
+
+    A file replaced by a retrained model (a new modification time) is
+    loaded again at the next audit; the decision engine need not restart.
+    """
+    try:
+        version = os.stat(path).st_mtime_ns
+    except OSError:
+        version = None  # persist.load says what is wrong with it
+    return _load_mix_model(path, version)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_mix_model(path, version):
     return persist.load(path).interference
 
 

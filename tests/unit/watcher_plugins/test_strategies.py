@@ -305,8 +305,8 @@ class TestModelCheck(_StrategyTest):
 
     def setUp(self):
         super().setUp()
-        strategies._mix_model.cache_clear()
-        self.addCleanup(strategies._mix_model.cache_clear)
+        strategies._load_mix_model.cache_clear()
+        self.addCleanup(strategies._load_mix_model.cache_clear)
         self.dir = self.useFixture(fixtures.TempDir()).path
 
     def test_config_option_of_both_strategies(self):
@@ -375,11 +375,18 @@ class TestModelCheck(_StrategyTest):
         self.assertEqual(5, len(values.profiles))
         self.assertEqual((1, 2), values.model.predict(
             np.zeros((1, len(features.FEATURE_NAMES)))).shape)
-        # Loaded once per path: the next audit reuses it.
+        # Loaded once per file version: the next audit reuses it, and a
+        # retrained file is loaded again.
         again = self.strategy.mix_values(view)
         self.assertIs(values.model, again.model)
         self.assertIsNot(values, again)
-        self.assertEqual(1, strategies._mix_model.cache_info().misses)
+        self.assertEqual(1, strategies._load_mix_model.cache_info().misses)
+        stat = os.stat(self.mix_model)
+        os.utime(self.mix_model, ns=(stat.st_atime_ns,
+                                     stat.st_mtime_ns + 10 ** 9))
+        retrained = self.strategy.mix_values(view)
+        self.assertIsNot(values.model, retrained.model)
+        self.assertEqual(2, strategies._load_mix_model.cache_info().misses)
 
     def test_the_check_refuses_what_the_model_sees_no_gain_in(self):
         model, store = self.two_hosts()
