@@ -38,6 +38,7 @@ from bench import nova_weighers  # noqa: E402
 from bench import run_all  # noqa: E402
 from bench import watcher as wbench  # noqa: E402
 from contention import sim  # noqa: E402
+from contention import swap  # noqa: E402
 from contention.sim import scenario as scenario_mod  # noqa: E402
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -227,6 +228,37 @@ def overcommit_variant(name, ratio=WHAT_IF_RATIO):
 OVERCOMMIT_ENTRIES = tuple(e for e in ENTRIES
                            if e.group in ('ours', 'oracle')
                            or e.label == 'none')
+
+
+#: The row the price what-if reruns, and the lower prices it tries.
+PRICE_ROW = 'numa_aware_swap (sensitivity_cost)'
+#: ``migration_cost_per_gib`` values of the what-if (LLC misses/s of
+#: predicted reduction a move must buy per GiB it copies); the shipped
+#: default is :data:`SHIPPED_PRICE`, the main tables' row.
+WHAT_IF_PRICES = (1e5, 0.0)
+SHIPPED_PRICE = swap.SwapParameters().migration_cost_per_gib
+
+
+def price_entry(price):
+    """:data:`PRICE_ROW` with ``migration_cost_per_gib`` = ``price``."""
+    base = ENTRIES_BY_LABEL[PRICE_ROW]
+    return dataclasses.replace(
+        base, label='%s, price %g' % (base.label, price),
+        params=base.params + (('migration_cost_per_gib', price),))
+
+
+def price_what_if(names):
+    """{scenario: {price: RunResult}} of :data:`PRICE_ROW` at each price.
+
+    Not part of the targets: the main tables run the shipped price. What
+    an operator buys or loses by pricing moves lower
+    (``[watcher_strategies.numa_aware_swap] migration_cost_per_gib``):
+    every scenario, because the price also governs the re-pins inside a
+    host that the Merlin mixes live on.
+    """
+    scens = {n: sim.load_scenario(n) for n in names}
+    return {n: {p: run_entry(scens[n], price_entry(p))[0]
+                for p in WHAT_IF_PRICES} for n in names}
 
 
 ARRIVAL_ENTRIES = (
@@ -567,6 +599,7 @@ def main(argv=None):
             scen = overcommit_variant(name)
             overcommit[name] = {e.label: run_entry(scen, e)[0]
                                 for e in OVERCOMMIT_ENTRIES}
+    prices = price_what_if(names)
     sizes = (10, 100, 1000) if args.quick else (10, 100, 1000, 10000)
     sweep = scale_sweep(sizes)
     os.makedirs(IMAGE_DIR, exist_ok=True)
@@ -578,8 +611,8 @@ def main(argv=None):
     elapsed = time.monotonic() - started
     command = 'python -m bench.evaluation' + (' --quick' if args.quick
                                               else '')
-    doc = document(results, arrivals, weigher_why,
-                   sweep, checks, command, elapsed, args.quick, overcommit)
+    doc = document(results, arrivals, weigher_why, sweep, checks, command,
+                   elapsed, args.quick, overcommit, prices)
     with open(args.output, 'w', encoding='utf-8') as fh:
         fh.write('\n'.join(doc) + '\n')
     print(summary(results, checks, sweep, elapsed, args.output))
@@ -606,7 +639,7 @@ def summary(results, checks, sweep, elapsed, output):
 
 
 def document(results, arrivals, weigher_why, sweep, checks, command,
-             elapsed, quick, overcommit):
+             elapsed, quick, overcommit, prices=None):
     d = ['# Evaluation against peers and the optimum', '',
          '**Every performance figure on this page is SIMULATED**: it comes '
          'from the contention model of `contention.sim` (see '
@@ -719,10 +752,11 @@ def document(results, arrivals, weigher_why, sweep, checks, command,
                   'runs); the order of the policies is.']
         d.append('')
     d += overcommit_section(results, overcommit)
+    d += price_section(results, prices)
     d += arrival_section(arrivals, weigher_why)
     d += sweep_section(sweep, quick)
     d += targets_section(results, checks)
-    d += analysis(results, checks, overcommit, arrivals)
+    d += analysis(results, checks, overcommit, arrivals, prices)
     return d
 
 
@@ -761,6 +795,119 @@ def overcommit_section(results, overcommit):
           'node memory): %s.' % ', '.join(
               '%s %d' % kv for kv in rejected.items()), '']
     return d
+
+
+def _price_cells(results, name, res):
+    """perf mean / share of the oracle's gain / migrations / vCPU moves."""
+    rows = results[name][1]
+    frac = gain_share(res.perf_mean, rows['none'][0].perf_mean,
+                      rows['oracle'][0].perf_mean)
+    return '%.4f / %s / %d / %.0f' % (res.perf_mean, share(frac),
+                                      res.migrations, res.vcpu_moves)
+
+
+def price_section(results, prices):
+    if not prices:
+        return []
+    d = ['## What-if: the price of a move, `migration_cost_per_gib` '
+         '(simulated)', '',
+         'Not part of the targets (the shipped scenarios above are, at the '
+         'shipped price %g). Our strategies take a move only when its '
+         'predicted drop of contention, in LLC misses/s, exceeds '
+         '`migration_cost_per_gib` times the GiB it copies (plus the '
+         '`min_predicted_gain` margin); the same price governs live '
+         'migrations between hosts and the re-pins that take memory along '
+         'inside one. Here the row `%s` runs every shipped scenario at '
+         'lower prices, everything else as shipped. Cells: perf mean / '
+         'share of the oracle\'s gain / live migrations / vCPU moves.'
+         % (SHIPPED_PRICE, PRICE_ROW), '',
+         '| scenario | price %g (shipped) | ' % SHIPPED_PRICE
+         + ' | '.join('price %g' % p for p in WHAT_IF_PRICES) + ' |',
+         '|---|' + '---:|' * (1 + len(WHAT_IF_PRICES))]
+    for name, by_price in prices.items():
+        shipped = results[name][1][PRICE_ROW][0]
+        d.append('| %s | %s | %s |' % (
+            name, _price_cells(results, name, shipped),
+            ' | '.join(_price_cells(results, name, by_price[p])
+                       for p in WHAT_IF_PRICES)))
+    return d + ['']
+
+
+def price_effects(results, by_price, price):
+    """(gains, losses, churn) of one what-if price against the shipped one.
+
+    Each a list of (scenario, perf difference, extra migrations, extra
+    vCPU moves): mean performance up or down by more than 0.0001, or
+    unchanged with more moves.
+    """
+    gains, losses, churn = [], [], []
+    for name, runs in by_price.items():
+        shipped = results[name][1][PRICE_ROW][0]
+        res = runs[price]
+        item = (name, res.perf_mean - shipped.perf_mean,
+                res.migrations - shipped.migrations,
+                res.vcpu_moves - shipped.vcpu_moves)
+        if item[1] > 1e-4:
+            gains.append(item)
+        elif item[1] < -1e-4:
+            losses.append(item)
+        elif item[2] > 0 or item[3] > 0:
+            churn.append(item)
+    return gains, losses, churn
+
+
+def _effects_text(items, perf=True):
+    if not items:
+        return 'no scenario'
+    return '; '.join(
+        ('%s %+.4f (%+d migrations, %+.0f vCPU moves)' if perf
+         else '%s (%+d migrations, %+.0f vCPU moves)')
+        % ((n, diff, migs, vcpus) if perf else (n, migs, vcpus))
+        for n, diff, migs, vcpus in items)
+
+
+def price_analysis(results, prices):
+    """What pricing moves lower bought and cost, computed from the run."""
+    if not prices:
+        return []
+    parts, costly = [], set()
+    for p in WHAT_IF_PRICES:
+        gains, losses, churn = price_effects(results, prices, p)
+        costly.update(n for n, *_ in losses + churn)
+        parts.append('at %g, mean performance rose on %s; fell on %s; and '
+                     'the row moved more for no gain on %s' % (
+                         p, _effects_text(gains), _effects_text(losses),
+                         _effects_text(churn, perf=False)))
+    below = [n for n in prices
+             if not _met(results, n, results[n][1][PRICE_ROW][0])]
+    reached = []
+    for p in WHAT_IF_PRICES:
+        lifted = [n for n in below if _met(results, n, prices[n][p])]
+        reached.append('%s at %g' % (_names(lifted), p))
+    verdict = ('The shipped price stays: what the lower prices gain comes '
+               'with losses or moves for nothing on %s, and an operator '
+               'who values performance over moves there can lower it per '
+               'strategy (`migration_cost_per_gib`, doc/watcher.md).'
+               % _names(sorted(costly)) if costly else
+               'A lower price cost nothing on any scenario here: the '
+               'shipped default deserves review.')
+    return ['**The price of a move (what-if above).** Against the shipped '
+            'price %g (mean performance difference, with the extra live '
+            'migrations and vCPU moves): %s. Where this row is below 95 %% '
+            'of the oracle\'s gain at the shipped price (%s), a lower price '
+            'lifts it there on %s. %s' % (
+                SHIPPED_PRICE, '. Then, '.join(parts), _names(below),
+                '; '.join(reached), verdict), '']
+
+
+def _met(results, name, res):
+    """Whether ``res`` reaches 95 % of the scenario's oracle gain."""
+    rows = results[name][1]
+    frac = gain_share(res.perf_mean, rows['none'][0].perf_mean,
+                      rows['oracle'][0].perf_mean)
+    if frac is None:
+        return res.perf_mean >= rows['oracle'][0].perf_mean - 1e-3
+    return share_met(frac)
 
 
 def arrival_section(arrivals, weigher_why):
@@ -1397,7 +1544,7 @@ def merlin_analysis(results):
             + ''.join(tail), '']
 
 
-def analysis(results, checks, overcommit, arrivals):
+def analysis(results, checks, overcommit, arrivals, prices=None):
     """The analysis; every figure it quotes is computed from this run."""
     ours = [e.label for e in ENTRIES if e.group == 'ours']
     peers = [e.label for e in ENTRIES if e.group == 'peer']
@@ -1418,6 +1565,7 @@ def analysis(results, checks, overcommit, arrivals):
     d += ahn_analysis(results, checks)
     d += model_check_analysis(results, checks)
     d += overcommit_analysis(results, overcommit)
+    d += price_analysis(results, prices)
     d += merlin_analysis(results)
     if arrivals:
         d += arrivals_analysis(arrivals)

@@ -208,3 +208,61 @@ class TestDocText(testtools.TestCase):
         text = evaluation.swaps_versus_local(results, overcommit, best)
         self.assertIn('lost more than that on no scenario.', text)
         self.assertNotIn('Where they lose', text)
+
+
+class TestPriceWhatIf(testtools.TestCase):
+
+    def _results(self, shipped):
+        """{scenario: (None, rows)} with the price row's shipped perf."""
+        out = {}
+        for name, perf, moves in shipped:
+            rows = {'none': (_result(0.5), 0.0),
+                    'oracle': (_result(0.6), 0.0),
+                    evaluation.PRICE_ROW: (_result(perf, vcpu_moves=moves),
+                                           0.0)}
+            out[name] = (None, rows)
+        return out
+
+    def test_entry_is_the_shipped_row_at_another_price(self):
+        entry = evaluation.price_entry(1e5)
+        base = evaluation.ENTRIES_BY_LABEL[evaluation.PRICE_ROW]
+        self.assertEqual(base.policy, entry.policy)
+        self.assertEqual(1e5, dict(entry.params)['migration_cost_per_gib'])
+        self.assertEqual(dict(base.params)['victim_selection'],
+                         dict(entry.params)['victim_selection'])
+        self.assertNotEqual(base.label, entry.label)
+        self.assertNotIn(evaluation.SHIPPED_PRICE,
+                         evaluation.WHAT_IF_PRICES)
+
+    def test_effects_sort_gains_losses_and_moves_for_nothing(self):
+        results = self._results([('a', 0.55, 6), ('b', 0.58, 6),
+                                 ('c', 0.58, 6), ('d', 0.58, 6)])
+        price = evaluation.WHAT_IF_PRICES[0]
+        prices = {'a': {price: _result(0.57, migrations=4, vcpu_moves=6)},
+                  'b': {price: _result(0.57, vcpu_moves=6)},
+                  'c': {price: _result(0.58, vcpu_moves=30)},
+                  'd': {price: _result(0.58, vcpu_moves=6)}}
+        gains, losses, churn = evaluation.price_effects(results, prices,
+                                                        price)
+        self.assertEqual(['a'], [g[0] for g in gains])
+        self.assertAlmostEqual(0.02, gains[0][1])
+        self.assertEqual(4, gains[0][2])
+        self.assertEqual(['b'], [x[0] for x in losses])
+        self.assertEqual([('c', 0.0, 0, 24)], churn)
+
+    def test_verdict_follows_the_run(self):
+        results = self._results([('a', 0.55, 6), ('c', 0.599, 6)])
+        lifted = {p: _result(0.5990) for p in evaluation.WHAT_IF_PRICES}
+        churned = {p: _result(0.599, vcpu_moves=30)
+                   for p in evaluation.WHAT_IF_PRICES}
+        text = ' '.join(evaluation.price_analysis(
+            results, {'a': lifted, 'c': churned}))
+        self.assertIn('below 95 % of the oracle\'s gain at the shipped '
+                      'price (a)', text)
+        self.assertIn('lifts it there on a at', text)
+        self.assertIn('The shipped price stays', text)
+        self.assertIn('moves for nothing on c', text)
+        # a lower price that costs nothing anywhere is called out
+        text = ' '.join(evaluation.price_analysis(results, {'a': lifted}))
+        self.assertIn('deserves review', text)
+        self.assertNotIn('The shipped price stays', text)
