@@ -639,7 +639,7 @@ def summary(results, checks, sweep, elapsed, output):
 
 
 def document(results, arrivals, weigher_why, sweep, checks, command,
-             elapsed, quick, overcommit, prices=None):
+             elapsed, quick, overcommit, prices):
     d = ['# Evaluation against peers and the optimum', '',
          '**Every performance figure on this page is SIMULATED**: it comes '
          'from the contention model of `contention.sim` (see '
@@ -797,13 +797,18 @@ def overcommit_section(results, overcommit):
     return d
 
 
+def _oracle_share(results, name, res):
+    """``res``'s share of the scenario's oracle gain over ``none``."""
+    rows = results[name][1]
+    return gain_share(res.perf_mean, rows['none'][0].perf_mean,
+                      rows['oracle'][0].perf_mean)
+
+
 def _price_cells(results, name, res):
     """perf mean / share of the oracle's gain / migrations / vCPU moves."""
-    rows = results[name][1]
-    frac = gain_share(res.perf_mean, rows['none'][0].perf_mean,
-                      rows['oracle'][0].perf_mean)
-    return '%.4f / %s / %d / %.0f' % (res.perf_mean, share(frac),
-                                      res.migrations, res.vcpu_moves)
+    return '%.4f / %s / %d / %.0f' % (
+        res.perf_mean, share(_oracle_share(results, name, res)),
+        res.migrations, res.vcpu_moves)
 
 
 def price_section(results, prices):
@@ -902,11 +907,10 @@ def price_analysis(results, prices):
 
 def _met(results, name, res):
     """Whether ``res`` reaches 95 % of the scenario's oracle gain."""
-    rows = results[name][1]
-    frac = gain_share(res.perf_mean, rows['none'][0].perf_mean,
-                      rows['oracle'][0].perf_mean)
+    frac = _oracle_share(results, name, res)
     if frac is None:
-        return res.perf_mean >= rows['oracle'][0].perf_mean - 1e-3
+        oracle = results[name][1]['oracle'][0].perf_mean
+        return res.perf_mean >= oracle - 1e-3
     return share_met(frac)
 
 
@@ -1544,7 +1548,7 @@ def merlin_analysis(results):
             + ''.join(tail), '']
 
 
-def analysis(results, checks, overcommit, arrivals, prices=None):
+def analysis(results, checks, overcommit, arrivals, prices):
     """The analysis; every figure it quotes is computed from this run."""
     ours = [e.label for e in ENTRIES if e.group == 'ours']
     peers = [e.label for e in ENTRIES if e.group == 'peer']
