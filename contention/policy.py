@@ -34,12 +34,25 @@ class Policy(abc.ABC):
         """Called every audit period. Return a :class:`cluster.Plan`."""
         return cluster.Plan(reason='%s does not rebalance' % self.name)
 
+    def filter_hosts(self, instance, view, candidates):
+        """The candidates an arriving instance may land on.
+
+        Called before :meth:`place`, as Nova runs its filters before its
+        weighers (the Kubernetes scheduler framework's filter stage):
+        ``candidates`` are the host names that fit the instance (Nova's
+        capacity filters); return those the policy's own filter passes,
+        in any order. None left is Nova's NoValidHost: the instance is
+        not created. The default passes every candidate.
+        """
+        return tuple(candidates)
+
     def place(self, instance, view, candidates, rng):
         """Choose a host for an arriving instance.
 
         ``instance`` is an :class:`cluster.InstanceView` with ``host`` empty;
-        ``candidates`` are the host names that fit it (already filtered as
-        Nova's filters would). Return a host name, or None to let the
-        simulator place it as Nova's default weighers would.
+        ``candidates`` are the host names that fit it and passed
+        :meth:`filter_hosts` (never empty). Return a host name, or None to
+        let the simulator place it, among the same candidates, as Nova's
+        default weighers would.
         """
         return None

@@ -5,7 +5,9 @@ An instance whose flavor has ``contention:sensitive=true`` does not land
 on a host whose landing cell(s) (as the weigher predicts them) are
 saturated: a node's summed L3 MPKI above ``[contention]
 filter_mpki_threshold`` (Merlin's node trigger) or its summed Liu & Li
-overhead level above ``filter_overhead_threshold``. Only fresh telemetry
+overhead level above ``filter_overhead_threshold``; the verdict is
+:func:`contention.placement.saturation.saturated_nodes`, which the
+simulator's ``contention_weigher`` policy shares. Only fresh telemetry
 counts; hosts without it pass unless ``filter_fail_closed`` is set. Other
 instances, and moves while ``apply_to_moves`` is off, pass everywhere.
 The store is read once per request (``filter_all``), not once per host.
@@ -15,6 +17,7 @@ from nova import conf as nova_conf
 from nova.scheduler import filters
 from oslo_log import log as logging
 
+from contention.placement import saturation
 from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service
@@ -22,23 +25,6 @@ from nova_filters import service
 LOG = logging.getLogger(__name__)
 CONF = nova_conf.CONF
 opts.register_opts(CONF)
-
-
-def saturated_nodes(cells, nodes, mpki_threshold, overhead_threshold):
-    """The landing nodes over either threshold."""
-    result = []
-    for node in nodes:
-        cell = cells.get(node)
-        if cell is None:
-            continue
-        levels = (cell.llc_level, cell.mc_level, cell.ic_level,
-                  cell.remote_level)
-        overhead = (None if any(v is None for v in levels)
-                    else sum(levels))
-        if cell.co_mpki_sum > mpki_threshold or (
-                overhead is not None and overhead > overhead_threshold):
-            result.append(node)
-    return result
 
 
 class ContentionFilter(filters.BaseHostFilter):
@@ -72,8 +58,9 @@ class ContentionFilter(filters.BaseHostFilter):
             host_state, landing.requested_topology(spec_obj), cells)
         if not nodes:
             return True      # NUMATopologyFilter decides whether it fits
-        hot = saturated_nodes(cells, nodes, group.filter_mpki_threshold,
-                              group.filter_overhead_threshold)
+        hot = saturation.saturated_nodes(
+            cells, nodes, group.filter_mpki_threshold,
+            group.filter_overhead_threshold)
         if hot:
             LOG.debug('%s: landing NUMA node(s) %s saturated; rejected for '
                       'a contention:sensitive instance', host_state.host,

@@ -6,6 +6,8 @@
 
 from oslo_config import cfg
 
+from contention.placement import saturation
+
 GROUP = 'contention'
 
 contention_opts = [
@@ -44,11 +46,13 @@ contention_opts = [
                 help='Also weigh and filter moves (migrations, resizes, '
                      'evacuations, unshelves with a destination cell, '
                      'rebuilds). Off: only first landings are affected.'),
-    cfg.FloatOpt('filter_mpki_threshold', default=100.0, min=0.0,
+    cfg.FloatOpt('filter_mpki_threshold',
+                 default=saturation.MPKI_THRESHOLD, min=0.0,
                  help='ContentionFilter: a landing NUMA node whose summed L3 '
                       'MPKI is above this is saturated (Merlin\'s node '
                       'trigger, section 3.4).'),
-    cfg.IntOpt('filter_overhead_threshold', default=6, min=0,
+    cfg.IntOpt('filter_overhead_threshold',
+               default=saturation.OVERHEAD_THRESHOLD, min=0,
                help='ContentionFilter: a landing NUMA node whose summed '
                     'Liu & Li overhead level (0-12) is above this is '
                     'saturated.'),

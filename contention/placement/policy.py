@@ -23,18 +23,79 @@ the same image (what the store's per-image profile would hold); else, for
 a model trained from the scenario, the profile its workload shows alone
 (what an operator would put in the flavor's ``contention:profile``); else
 the neutral prior.
+
+The filter stage (``with_filter``, off by default) is
+``nova_filters.ContentionFilter``'s: a ``contention:sensitive`` arrival
+skips the candidates whose landing node(s) are saturated
+(:func:`~contention.placement.saturation.saturated_nodes`, the same
+thresholds and defaults as ``[contention] filter_mpki_threshold`` and
+``filter_overhead_threshold``). Hosts without fresh telemetry pass, as
+with Nova's default ``filter_fail_closed=False``; the simulator's cells
+carry no Liu & Li levels, so only the summed MPKI can saturate them.
+
+Which arrivals are sensitive: the simulator has no flavors with extra
+specs, so the policy stands in for the operator who sets
+``contention:sensitive=true``. ``sensitive_images`` names the images
+(flavors) explicitly; without it, an image is sensitive when the profile
+an operator would put in its flavor's ``contention:profile`` (the
+workload alone, :attr:`profiles`) is in a Merlin class sensitive to the
+LLC or the MC/IC (:func:`contention.classify.resource_sensitivities`).
+That is the rule an operator who profiled the workload for
+``contention:profile`` can apply without guessing: Merlin's section 3.2
+names exactly those classes as suffering from LLC or MC/IC contention,
+and a low-MPKI workload gains nothing from being kept off a busy node.
+A model given as a file comes with no profiles, so then only the images
+listed are sensitive.
 """
 
 import collections
+import dataclasses
+from typing import Optional
 
 from oslo_log import log as logging
 
+from contention import classify
 from contention import policy
 from contention.placement import features
 from contention.placement import persist
+from contention.placement import saturation
 from contention.placement import scoring
 
 LOG = logging.getLogger(__name__)
+
+
+def _flag(value):
+    """A boolean parameter, given as a bool or as a ``--policy-arg``."""
+    if isinstance(value, bool):
+        return value
+    return str(value).lower() in ('1', 'true', 'yes')
+
+
+def _names(value):
+    """A set of names from an iterable or a comma-separated string."""
+    if isinstance(value, str):
+        value = value.split(',')
+    return frozenset(v.strip() for v in value if v.strip())
+
+
+@dataclasses.dataclass
+class FilterStats:
+    """What the filter stage did over a run (the run's notes say it)."""
+
+    sensitive_arrivals: int = 0
+    #: Candidate hosts rejected as saturated, summed over arrivals.
+    hosts_rejected: int = 0
+    #: The highest summed L3 MPKI of a landing node a sensitive arrival
+    #: was judged against (None: no host with fresh telemetry judged).
+    peak_landing_mpki: Optional[float] = None
+
+
+def sensitive_profiles(profiles):
+    """The names of the profiles in an LLC- or MC/IC-sensitive class."""
+    return frozenset(
+        name for name, p in profiles.items()
+        if classify.resource_sensitivities(
+            classify.merlin_class(mpki=p.mpki, mf=p.mf)))
 
 
 class ContentionWeigherPolicy(policy.Policy):
@@ -49,13 +110,24 @@ class ContentionWeigherPolicy(policy.Policy):
         for an instance without a NUMA topology on a real host).
     :param train_on_bind: train a small model from the bound simulator's
         scenario when no model or model file is given.
+    :param with_filter: run the filter stage (see the module doc).
+    :param filter_mpki_threshold: as ``[contention]
+        filter_mpki_threshold``.
+    :param filter_overhead_threshold: as ``[contention]
+        filter_overhead_threshold``.
+    :param sensitive_images: image names whose flavor carries
+        ``contention:sensitive=true`` (comma-separated when a string);
+        None: the Merlin rule of the module doc.
     """
 
     name = 'contention_weigher'
 
     def __init__(self, model_path=None, corunner_weight=0.3,
                  max_telemetry_age=60.0, model=None, landing='socket',
-                 train_on_bind=True):
+                 train_on_bind=True, with_filter=False,
+                 filter_mpki_threshold=saturation.MPKI_THRESHOLD,
+                 filter_overhead_threshold=saturation.OVERHEAD_THRESHOLD,
+                 sensitive_images=None):
         if landing not in ('socket', 'pool'):
             raise ValueError("landing must be 'socket' or 'pool', got %r"
                              % (landing,))
@@ -63,14 +135,37 @@ class ContentionWeigherPolicy(policy.Policy):
         self.corunner_weight = float(corunner_weight)
         self.max_telemetry_age = float(max_telemetry_age)
         self.landing = landing
-        self.train_on_bind = (train_on_bind if isinstance(train_on_bind, bool)
-                              else str(train_on_bind).lower()
-                              in ('1', 'true', 'yes'))
+        self.train_on_bind = _flag(train_on_bind)
+        self.with_filter = _flag(with_filter)
+        self.filter_mpki_threshold = float(filter_mpki_threshold)
+        self.filter_overhead_threshold = int(filter_overhead_threshold)
+        self.sensitive_images = (None if sensitive_images is None
+                                 else _names(sensitive_images))
         self._model = model
         self.profiles = {}
-        self.notes = []
+        self.filter_stats = FilterStats()
+        self._notes = []
+
+    @property
+    def notes(self):
+        """The run's notes: the model's origin and the filter's account."""
+        if not self.with_filter:
+            return list(self._notes)
+        stats = self.filter_stats
+        return self._notes + [
+            'contention_weigher filter: %d contention:sensitive arrivals '
+            '(images: %s); %d candidate hosts rejected as saturated; the '
+            'busiest landing node judged had a summed L3 MPKI of %s '
+            '(thresholds: MPKI %g, Liu & Li level %d)' % (
+                stats.sensitive_arrivals,
+                ', '.join(sorted(self.sensitive())) or 'none',
+                stats.hosts_rejected,
+                'n/a' if stats.peak_landing_mpki is None
+                else '%.1f' % stats.peak_landing_mpki,
+                self.filter_mpki_threshold, self.filter_overhead_threshold)]
 
     def bind(self, simulator):
+        self.filter_stats = FilterStats()
         if self._model is not None or self.model_path:
             return
         if not self.train_on_bind:
@@ -89,10 +184,10 @@ class ContentionWeigherPolicy(policy.Policy):
                 latency=bool(p.get('latency', False)),
                 mf_small_llc=p.get('mf_small_llc'), source='flavor')
             for name, p in report['workloads'].items()}
-        self.notes.append('contention_weigher: model trained from scenario '
-                          '%s (%d samples, %d trees; simulated)'
-                          % (scen.name, bundle.summary['samples'],
-                             bundle.summary['estimators']))
+        self._notes.append('contention_weigher: model trained from scenario '
+                           '%s (%d samples, %d trees; simulated)'
+                           % (scen.name, bundle.summary['samples'],
+                              bundle.summary['estimators']))
 
     def _interference(self):
         if self._model is None and self.model_path:
@@ -138,20 +233,54 @@ class ContentionWeigherPolicy(policy.Policy):
         prior = features.NEUTRAL_PROFILE
         return make(prior.mpki, prior.mf, prior.ipc, 'prior')
 
+    def _fresh(self, view, name):
+        age = view.host(name).telemetry_age_s
+        return age is not None and age <= self.max_telemetry_age
+
+    def _numa(self, instance):
+        return instance.has_numa_topology or self.landing == 'socket'
+
+    def sensitive(self):
+        """The images whose flavor would say ``contention:sensitive``."""
+        if self.sensitive_images is None:
+            return sensitive_profiles(self.profiles)
+        return self.sensitive_images
+
+    def filter_hosts(self, instance, view, candidates):
+        """The candidates ContentionFilter would pass (see the module doc)."""
+        if not self.with_filter or instance.image_id not in self.sensitive():
+            return tuple(candidates)
+        self.filter_stats.sensitive_arrivals += 1
+        passed = tuple(name for name in candidates
+                       if not self._saturated(instance, view, name))
+        self.filter_stats.hosts_rejected += len(candidates) - len(passed)
+        return passed
+
+    def _saturated(self, instance, view, name):
+        if not self._fresh(view, name):
+            return False
+        cells = scoring.cells_from_view(view, name)
+        nodes = scoring.landing_nodes(cells, instance.vcpus,
+                                      numa=self._numa(instance))
+        stats = self.filter_stats
+        for node in nodes:
+            stats.peak_landing_mpki = max(cells[node].co_mpki_sum,
+                                          stats.peak_landing_mpki or 0.0)
+        return bool(saturation.saturated_nodes(
+            cells, nodes, self.filter_mpki_threshold,
+            self.filter_overhead_threshold))
+
     def scores(self, instance, view, candidates):
         """{host: HostScore} for an arriving instance."""
         profile = self.profile_of(instance, view)
-        numa = instance.has_numa_topology or self.landing == 'socket'
         states = {}
         for name in candidates:
-            host = view.host(name)
-            age = host.telemetry_age_s
-            if age is None or age > self.max_telemetry_age:
+            if not self._fresh(view, name):
                 states[name] = 'no fresh telemetry'
                 continue
             cell = scoring.landing_cell(
                 scoring.cells_from_view(view, name), instance.vcpus,
-                numa=numa)
+                numa=self._numa(instance))
             states[name] = cell if cell is not None else 'does not fit'
         return scoring.score_hosts(self._interference(), profile, states,
                                    corunner_weight=self.corunner_weight)

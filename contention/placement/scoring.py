@@ -142,20 +142,30 @@ def cells_from_view(view, host_name):
     return cells
 
 
-def landing_cell(cells, vcpus, numa=False):
-    """The landing cell state for an instance on a host.
+def landing_nodes(cells, vcpus, numa=False):
+    """The ids of the cells an instance would land on, as a tuple.
 
     With a NUMA topology (``numa``) the instance lands on the node with
     the most free CPUs that fits it, as Nova's fitting tries nodes in
     order and the simulator packs; otherwise it floats over the host's
-    shared pool (all cells merged). Returns None when nothing fits.
+    shared pool (every cell). Empty when nothing fits.
     """
-    if not cells:
-        return None
     if not numa:
-        return features.merge_cells(cells.values())
-    fitting = [c for _, c in sorted(cells.items())
+        return tuple(cells)
+    fitting = [key for key, c in sorted(cells.items())
                if c.free_cpus >= vcpus]
     if not fitting:
+        return ()
+    return (max(fitting, key=lambda key: cells[key].free_cpus),)
+
+
+def landing_cell(cells, vcpus, numa=False):
+    """The landing cell state for an instance on a host.
+
+    The cell of :func:`landing_nodes`, or those cells merged (the shared
+    pool). Returns None when nothing fits.
+    """
+    nodes = landing_nodes(cells, vcpus, numa=numa)
+    if not nodes:
         return None
-    return max(fitting, key=lambda c: c.free_cpus)
+    return features.merge_cells(cells[key] for key in nodes)

@@ -39,7 +39,9 @@ holds per VM (:class:`VmResult`: perf_mean, perf_min, degradation) and in
 total: perf_mean, perf_min, degradation_spread, degradation_hspread,
 migrations, vcpu_moves, memory_moves, memory_moved_gib, quota_changes,
 rejected_actions, platform_efficiency, cpu_utilisation, decision_wall_s,
-solver_wall_s, notes, and ``simulated=True``.
+solver_wall_s, no_valid_host and filtered_arrivals (what the policy's
+filter stage, :meth:`contention.policy.Policy.filter_hosts`, did to
+arrivals), notes, and ``simulated=True``.
 
 The ``rng`` handed to ``Policy.rebalance`` and ``Policy.place`` is a
 seeded :class:`numpy.random.Generator`; ``run`` with the same seed gives

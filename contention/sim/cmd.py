@@ -73,6 +73,8 @@ def format_result(result):
               % r.memory_moved_gib,
               '  CPU quota changes                %d' % r.quota_changes,
               '  rejected actions                 %d' % r.rejected_actions,
+              '  arrivals with no valid host      %d' % r.no_valid_host,
+              '  arrivals the filter redirected   %d' % r.filtered_arrivals,
               '  CPU utilisation                  %.3f' % r.cpu_utilisation,
               '  platform efficiency (Merlin)     %.3f'
               % r.platform_efficiency,

@@ -90,6 +90,14 @@ class RunResult:
     cpu_utilisation: float
     decision_wall_s: float
     solver_wall_s: float
+    #: Arrivals the policy's filter stage (:meth:`Policy.filter_hosts`)
+    #: left without a host: Nova's NoValidHost, so they were never created
+    #: and the performance figures above do not include them. Arrivals
+    #: no host had room for count in ``rejected_actions``.
+    no_valid_host: int = 0
+    #: Arrivals placed after the filter stage removed at least one of the
+    #: hosts that fit them (the filter steered them elsewhere).
+    filtered_arrivals: int = 0
     simulated: bool = True
     notes: tuple = ()
 
@@ -141,6 +149,8 @@ class Simulator(object):
         self.costs = migration.Costs()
         self.running = []
         self.rejected = 0
+        self.no_valid_host = 0
+        self.filtered_arrivals = 0
         self._arrived = 0
         self._perf_sum = {}
         self._perf_min = {}
@@ -407,10 +417,13 @@ class Simulator(object):
     # -- arrivals -----------------------------------------------------------
 
     def arrive(self, policy, rng):
-        """Place this epoch's arrivals through ``policy.place``.
+        """Place this epoch's arrivals: the policy's filter, then its place.
 
+        ``policy.place`` sees only the hosts ``policy.filter_hosts`` passed.
         Returns the decision wall time. ``None`` from the policy, or a host
-        that does not fit, falls back to Nova's default (spread).
+        that does not fit or did not pass, falls back to Nova's default
+        (spread) among the hosts that passed. No host passing is Nova's
+        NoValidHost: the instance is not created (:attr:`no_valid_host`).
         """
         spent = 0.0
         for arrival in self.scenario.arrivals:
@@ -421,24 +434,35 @@ class Simulator(object):
                 inst = self._new_instance('%s-arrival-%d' % (
                     arrival.profile, self._arrived), arrival.profile,
                     arrival.quota)
-                candidates = [h for h in range(len(self.state.hosts))
-                              if placement.fits(self.state, h, inst)]
-                if not candidates:
+                names = [self.state.hosts[h].name
+                         for h in range(len(self.state.hosts))
+                         if placement.fits(self.state, h, inst)]
+                if not names:
                     self.rejected += 1
                     continue
-                names = [self.state.hosts[h].name for h in candidates]
                 pending = cluster.InstanceView(
                     uuid=inst.uuid, host='', vcpus=inst.vcpus,
                     memory_mib=inst.memory_mib, image_id=inst.profile.name,
                     flavor=inst.profile.name, cpu_quota=inst.quota)
                 view = self.view()
                 start = time.perf_counter()
-                chosen = policy.place(pending, view, tuple(names), rng)
+                allowed = set(policy.filter_hosts(pending, view,
+                                                  tuple(names)))
+                passed = tuple(n for n in names if n in allowed)
+                chosen = (policy.place(pending, view, passed, rng)
+                          if passed else None)
                 spent += time.perf_counter() - start
-                if chosen in names:
+                if not passed:
+                    self.no_valid_host += 1
+                    continue
+                if len(passed) < len(names):
+                    self.filtered_arrivals += 1
+                if chosen in passed:
                     h = self.state.host_index[chosen]
                 else:
-                    h = placement.nova_host(self.state, inst, candidates)
+                    h = placement.nova_host(
+                        self.state, inst,
+                        [self.state.host_index[n] for n in passed])
                 placement.place_default(self.state, inst, h)
                 self.state.add(inst)
         return spent
@@ -664,7 +688,9 @@ class Simulator(object):
             rejected_actions=self.rejected,
             platform_efficiency=float(pe), cpu_utilisation=float(util),
             decision_wall_s=float(decision_wall_s),
-            solver_wall_s=float(self.solver_wall_s), notes=tuple(notes))
+            solver_wall_s=float(self.solver_wall_s),
+            no_valid_host=self.no_valid_host,
+            filtered_arrivals=self.filtered_arrivals, notes=tuple(notes))
 
 
 class _Refused(Exception):

@@ -216,6 +216,18 @@ class TestScoring(testtools.TestCase):
         self.assertIs(cells[1], scoring.landing_cell(cells, 4, numa=True))
         self.assertIsNone(scoring.landing_cell(cells, 7, numa=True))
 
+    def test_landing_nodes(self):
+        cells = {0: features.CellState(cpus=8, co_vcpus=6),
+                 1: features.CellState(cpus=8, co_vcpus=2),
+                 2: features.CellState(cpus=8, co_vcpus=2)}
+        self.assertEqual((0, 1, 2), scoring.landing_nodes(cells, 4))
+        # the most free CPUs; a tie goes to the lowest node
+        self.assertEqual((1,), scoring.landing_nodes(cells, 4, numa=True))
+        self.assertEqual((0,), scoring.landing_nodes(
+            {0: cells[0]}, 2, numa=True))
+        self.assertEqual((), scoring.landing_nodes(cells, 7, numa=True))
+        self.assertEqual((), scoring.landing_nodes({}, 1))
+
 
 class TestAdvise(testtools.TestCase):
 

@@ -5,6 +5,7 @@ import types
 import testtools
 
 from bench import evaluation
+from contention.placement import policy as weigher_policy
 from contention import sim
 
 
@@ -266,3 +267,76 @@ class TestPriceWhatIf(testtools.TestCase):
         text = ' '.join(evaluation.price_analysis(results, {'a': lifted}))
         self.assertIn('deserves review', text)
         self.assertNotIn('The shipped price stays', text)
+
+
+def _arrival(perf, perf_min, filtered=0, no_host=0, notes=()):
+    return types.SimpleNamespace(perf_mean=perf, perf_min=perf_min,
+                                 migrations=0, filtered_arrivals=filtered,
+                                 no_valid_host=no_host, notes=notes)
+
+
+def _filter_note(sensitive, rejected, peak):
+    p = weigher_policy.ContentionWeigherPolicy(
+        with_filter='true', sensitive_images='mcf', train_on_bind=False)
+    p.filter_stats = weigher_policy.FilterStats(sensitive, rejected, peak)
+    return tuple(p.notes)
+
+
+class TestWeigherWithFilter(testtools.TestCase):
+
+    def test_the_two_weigher_rows_differ_only_by_the_filter(self):
+        entries, why = evaluation.weigher_entries()
+        self.assertIsNone(why)
+        self.assertEqual([evaluation.WEIGHER, evaluation.FILTERED],
+                         [e.label for e in entries])
+        alone, filtered = (sim.load_policy(e.policy, **dict(e.params))
+                           for e in entries)
+        self.assertFalse(alone.with_filter)
+        self.assertTrue(filtered.with_filter)
+        for name in ('filter_mpki_threshold', 'filter_overhead_threshold',
+                     'sensitive_images', 'landing', 'corunner_weight'):
+            self.assertEqual(getattr(alone, name), getattr(filtered, name))
+
+    def test_filter_account_reads_the_policys_note(self):
+        self.assertEqual((16, 3, 77.4), evaluation.filter_account(
+            _arrival(0.9, 0.5, notes=_filter_note(16, 3, 77.4))))
+        self.assertEqual((0, 0, None), evaluation.filter_account(
+            _arrival(0.9, 0.5, notes=_filter_note(0, 0, None))))
+        self.assertIsNone(evaluation.filter_account(_arrival(0.9, 0.5)))
+
+    def test_no_valid_host_shows_next_to_the_performance(self):
+        self.assertEqual('0.900 (0 mig.)',
+                         evaluation.arrival_cell(_arrival(0.9, 0.5)))
+        self.assertEqual('0.900 (0 mig., 2 NoValidHost)',
+                         evaluation.arrival_cell(
+                             _arrival(0.9, 0.5, no_host=2)))
+
+    def test_analysis_when_the_filter_never_fires(self):
+        arrivals = {'ahn-wl1': {
+            evaluation.WEIGHER: _arrival(0.914, 0.821),
+            evaluation.FILTERED: _arrival(0.914, 0.821,
+                                          notes=_filter_note(16, 0, 44.5))}}
+        text = ' '.join(evaluation.filter_analysis(arrivals))
+        self.assertIn('ahn-wl1 0.914 / 0.821 -> 0.914 / 0.821, 0 kept off '
+                      'a saturated host, 0 NoValidHost', text)
+        self.assertIn('Sensitive arrivals per variant: ahn-wl1 16.', text)
+        self.assertIn('rejected no host on any variant with the default '
+                      'thresholds, so these runs are the weigher\'s own: '
+                      'the busiest landing node a sensitive arrival was '
+                      'judged against (its co-runners\' summed L3 MPKI, '
+                      'per variant: ahn-wl1 44.5) stayed under Merlin\'s '
+                      'trigger of 100', text)
+
+    def test_analysis_when_the_filter_fires(self):
+        arrivals = {'ahn-wl2': {
+            evaluation.WEIGHER: _arrival(0.843, 0.477),
+            evaluation.FILTERED: _arrival(
+                0.850, 0.500, filtered=3, no_host=1,
+                notes=_filter_note(16, 5, 120.0))}}
+        text = ' '.join(evaluation.filter_analysis(arrivals))
+        self.assertIn('ahn-wl2 0.843 / 0.477 -> 0.850 / 0.500, 3 kept off '
+                      'a saturated host, 1 NoValidHost', text)
+        self.assertIn('It rejected hosts on ahn-wl2 (busiest landing node '
+                      'judged, summed L3 MPKI: ahn-wl2 120.0)', text)
+        self.assertIn('running fewer VMs', text)
+        self.assertNotIn('rejected no host', text)

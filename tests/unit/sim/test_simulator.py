@@ -186,6 +186,24 @@ class _PickLast(policy.Policy):
         return candidates[-1]
 
 
+class _KeepOff(_PickLast):
+    """Filters out the hosts in ``banned``; records what place() saw."""
+
+    def __init__(self, banned):
+        super().__init__()
+        self.banned = banned
+
+    def filter_hosts(self, instance, view, candidates):
+        return tuple(c for c in candidates if c not in self.banned)
+
+
+class _Defer(_KeepOff):
+
+    def place(self, instance, view, candidates, rng):
+        super().place(instance, view, candidates, rng)
+        return None
+
+
 class TestRun(base.BaseTestCase):
 
     def test_arrivals_go_through_policy_place(self):
@@ -197,6 +215,43 @@ class TestRun(base.BaseTestCase):
         self.assertEqual(6, len(result.vms))
         arrived = [v for v in result.vms if 'arrival' in v.name]
         self.assertEqual(['small-1', 'small-1'], [v.host for v in arrived])
+
+    def test_place_never_sees_a_filtered_host(self):
+        scen = _tiny(arrivals=[{'epoch': 1, 'profile': 'cpu', 'count': 2}])
+        pol = _KeepOff({'small-1'})
+        result = simulator.run(scen, pol, epochs=3)
+        self.assertEqual([('small-0',), ('small-0',)],
+                         [asked for _, asked in pol.asked])
+        arrived = [v for v in result.vms if 'arrival' in v.name]
+        self.assertEqual(['small-0', 'small-0'], [v.host for v in arrived])
+        self.assertEqual(2, result.filtered_arrivals)
+        self.assertEqual(0, result.no_valid_host)
+
+    def test_the_fallback_stays_among_the_hosts_that_passed(self):
+        # Nova's RAM spread alone would alternate small-0 / small-1
+        scen = _tiny(arrivals=[{'epoch': 1, 'profile': 'cpu', 'count': 2}])
+        result = simulator.run(scen, _Defer({'small-0'}), epochs=3)
+        self.assertEqual(['small-1', 'small-1'], [
+            v.host for v in result.vms if 'arrival' in v.name])
+
+    def test_all_filtered_is_no_valid_host(self):
+        scen = _tiny(arrivals=[{'epoch': 1, 'profile': 'cpu', 'count': 2}])
+        pol = _KeepOff({'small-0', 'small-1'})
+        result = simulator.run(scen, pol, epochs=3)
+        self.assertEqual([], pol.asked)
+        self.assertEqual(2, result.no_valid_host)
+        self.assertEqual(0, result.filtered_arrivals)
+        self.assertEqual(0, result.rejected_actions)
+        # never created: only the four initial instances ran
+        self.assertEqual(4, len(result.vms))
+        self.assertFalse([v for v in result.vms if 'arrival' in v.name])
+
+    def test_default_filter_passes_everything(self):
+        result = simulator.run(_tiny(arrivals=[
+            {'epoch': 1, 'profile': 'cpu', 'count': 2}]), 'none', epochs=3)
+        self.assertEqual(0, result.no_valid_host)
+        self.assertEqual(0, result.filtered_arrivals)
+        self.assertEqual(6, len(result.vms))
 
     def test_result_fields_and_platform_efficiency(self):
         result = simulator.run(_tiny(), 'none', epochs=2)
