@@ -24,6 +24,7 @@ import time
 import uuid as uuidlib
 import warnings
 
+from contention import policy
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 from contention.store import api as store_api
@@ -208,8 +209,14 @@ def run_nova(sim, requests, store_url, model_path, workdir):
         return json.load(f)
 
 
-class _Chosen:
-    """A placement policy that replays Nova's choices, in order."""
+class _Chosen(policy.Policy):
+    """A placement policy that replays Nova's choices, in order.
+
+    Nova's own filters already ran in the child process, so the filter
+    stage is the Policy default: every candidate passes.
+    """
+
+    name = 'nova_replay'
 
     def __init__(self, hosts):
         self.hosts = list(hosts)
