@@ -455,6 +455,26 @@ def share_met(frac):
     return frac >= ORACLE_SHARE - _SHARE_EPS
 
 
+def _oracle_share(results, name, res):
+    """``res``'s share of the scenario's oracle gain over ``none``."""
+    rows = results[name][1]
+    return gain_share(res.perf_mean, rows['none'][0].perf_mean,
+                      rows['oracle'][0].perf_mean)
+
+
+def oracle_target_met(results, name, res):
+    """Whether ``res`` meets the 95 % target in scenario ``name``.
+
+    95 % of the oracle's gain over ``none``; where the oracle gains
+    nothing, losing nothing against it.
+    """
+    frac = _oracle_share(results, name, res)
+    if frac is None:
+        oracle = results[name][1]['oracle'][0].perf_mean
+        return res.perf_mean >= oracle - 1e-3
+    return share_met(frac)
+
+
 def scenario_table(rows, extra):
     out = ['| policy | perf mean | perf min | degradation spread | '
            'vs worst placement | of oracle\'s gain | migrations | '
@@ -494,13 +514,8 @@ def check_targets(results):
                      for e in moving) if moving else None
         exact = oracle_exact(rows['oracle'][0])
         frac = extra[mine][1]
-        if not exact:
-            oracle_ok = None
-        elif frac is None:
-            # the oracle gains nothing here: met if ours loses nothing
-            oracle_ok = res.perf_mean >= rows['oracle'][0].perf_mean - 1e-3
-        else:
-            oracle_ok = share_met(frac)
+        oracle_ok = (oracle_target_met(results, name, res) if exact
+                     else None)
         # A reference figure only: ours against the last-interval oracle.
         none = rows['none'][0].perf_mean
         lagged = rows[LAGGED][0].perf_mean
@@ -834,13 +849,6 @@ def overcommit_section(results, overcommit):
     return d
 
 
-def _oracle_share(results, name, res):
-    """``res``'s share of the scenario's oracle gain over ``none``."""
-    rows = results[name][1]
-    return gain_share(res.perf_mean, rows['none'][0].perf_mean,
-                      rows['oracle'][0].perf_mean)
-
-
 def _price_cells(results, name, res):
     """perf mean / share of the oracle's gain / migrations / vCPU moves."""
     return '%.4f / %s / %d / %.0f' % (
@@ -921,10 +929,12 @@ def price_analysis(results, prices):
                          p, _effects_text(gains), _effects_text(losses),
                          _effects_text(churn, perf=False)))
     below = [n for n in prices
-             if not _met(results, n, results[n][1][PRICE_ROW][0])]
+             if not oracle_target_met(results, n,
+                                      results[n][1][PRICE_ROW][0])]
     reached = []
     for p in WHAT_IF_PRICES:
-        lifted = [n for n in below if _met(results, n, prices[n][p])]
+        lifted = [n for n in below
+                  if oracle_target_met(results, n, prices[n][p])]
         reached.append('%s at %g' % (_names(lifted), p))
     verdict = ('The shipped price stays: what the lower prices gain comes '
                'with losses or moves for nothing on %s, and an operator '
@@ -940,15 +950,6 @@ def price_analysis(results, prices):
             'lifts it there on %s. %s' % (
                 SHIPPED_PRICE, '. Then, '.join(parts), _names(below),
                 '; '.join(reached), verdict), '']
-
-
-def _met(results, name, res):
-    """Whether ``res`` reaches 95 % of the scenario's oracle gain."""
-    frac = _oracle_share(results, name, res)
-    if frac is None:
-        oracle = results[name][1]['oracle'][0].perf_mean
-        return res.perf_mean >= oracle - 1e-3
-    return share_met(frac)
 
 
 def arrival_section(arrivals, weigher_why):
