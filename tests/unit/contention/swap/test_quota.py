@@ -3,8 +3,8 @@
 import testtools
 
 from contention import cluster
-from contention import quota
 from contention import swap
+from contention.swap import quota
 from tests.unit.contention.swap import views as v
 
 
