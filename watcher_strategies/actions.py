@@ -294,7 +294,8 @@ class ContentionSwap(_NovaAction):
         except Exception as exc:
             LOG.warning('cannot locate instance %s: %s', uuid, exc)
             return None, False
-        return server.host, bool(getattr(server, 'task_state', None))
+        task_state = getattr(server, 'task_state', None)
+        return server.host, isinstance(task_state, str) and bool(task_state)
 
     def _migrate(self, nova, uuid, source, dest):
         """Live-migrate and report where the instance really is.
