@@ -225,9 +225,6 @@ class ContentionSwapBase(base.BaseStrategy):
             self.built = built = self.build_view(now, params)
             reportview.check_telemetry(built, params.max_missing_ratio,
                                        self.get_name())
-            self.plan = swap.run_audit(
-                built.view, params, self.move_log(), type(self).algorithm,
-                self.mix_values(built.view))
         except exception.WatcherException:
             raise
         except reportview.TelemetryMissing as exc:
@@ -242,6 +239,9 @@ class ContentionSwapBase(base.BaseStrategy):
             self._fail(audit, '%s cannot read the telemetry store %s: %s: '
                        '%s' % (self.get_name(), url, type(exc).__name__,
                                exc))
+        self.plan = swap.run_audit(
+            built.view, params, self.move_log(), type(self).algorithm,
+            self.mix_values(built.view))
         self._quotas = {i.uuid: i.cpu_quota for i in built.view.instances
                         if i.cpu_quota is not None}
         for action in self.plan.actions:
