@@ -18,7 +18,7 @@ The plan becomes Watcher actions, in order:
   does);
 * a re-pin (the local phase, or a NUMA-aware swap between two sockets of
   one host) becomes a ``contention_repin`` action run by the host's agent;
-* a CPU quota raise (the quota phase, :mod:`contention.quota`) becomes a
+* a CPU quota raise (the quota phase, :mod:`contention.swap.quota`) becomes a
   ``contention_cpu_quota`` action run by the host's agent.
 
 The strategies use the ``contention_sequential`` planner, which chains the

@@ -6,6 +6,7 @@ import testtools
 
 from contention import report
 from contention import reportview
+from tests.unit.contention.store import reports
 from tests.unit.watcher_strategies import fixtures as f
 
 NOW = 1000.0
@@ -66,3 +67,10 @@ class TestViewFromReports(testtools.TestCase):
         self.assertEqual(1, reportview.dominant_node(rec, topology))
         no_cpus = dataclasses.replace(rec, vcpu_cpus=(99,))
         self.assertEqual(1, reportview.dominant_node(no_cpus, topology))
+
+    def test_dominant_node_prefers_vcpus_then_memory(self):
+        topo = reports.small_topology('a')
+        rec = reports.instance('u', vcpu_cpus=(0, 4, 5))
+        self.assertEqual(1, reportview.dominant_node(rec, topo))
+        rec = reports.instance('u', vcpu_cpus=())
+        self.assertEqual(0, reportview.dominant_node(rec, topo))

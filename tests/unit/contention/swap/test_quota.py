@@ -1,4 +1,4 @@
-"""The quota phase (Merlin's cheapest reconfiguration, contention.quota)."""
+"""The quota phase (Merlin's cheapest reconfiguration, contention.swap.quota)."""
 
 import testtools
 
