@@ -27,8 +27,10 @@ fixed-point iteration (equations also in ``doc/simulator.md``):
    n to the memory on node k (``M_ik`` its memory fraction there), plus
    migration copy traffic. Memory-controller utilisation ``U_k = sum B /
    BW_k``; link utilisation ``U_nk`` for n != k likewise.
-5. **Latency** of a miss from n to k: ``L_nk = L_0 * dist(n, k) / 10 +
-   Q_mc U_k / (1 - U_k) + [n != k] Q_link U_nk / (1 - U_nk)`` (M/M/1-like
+5. **Latency** of a miss from n to k: ``L_nk = L_0 * lf(n, k) +
+   Q_mc U_k / (1 - U_k) + [n != k] Q_link U_nk / (1 - U_nk)`` (``lf``:
+   the unloaded multiplier of their SLIT distance,
+   :func:`contention.sim.hardware.remote_latency_factor`; M/M/1-like
    queueing; utilisations are clipped at 0.99 inside an iteration, and the
    fixed point settles where demand fits because throughput falls as
    latency rises).
@@ -43,7 +45,9 @@ occupancy until IPS changes by less than ``tol`` (relative) or
 local memory, no quota. Throughput VMs: ``IPS / IPS_alone``. Latency VMs:
 response time ``R = S / (1 - rho)`` with ``rho = d S / a`` (``a`` = CPU
 share available per vCPU, rho clipped at 0.95), and performance
-``R_alone / R``.
+``R_alone / R``, of which only the profile's ``response_cpu_share``
+stretches (the rest of a request's time, e.g. its network transfer, does
+not).
 """
 
 import dataclasses
@@ -75,7 +79,7 @@ class Problem:
     host_lat: np.ndarray
     host_link_bw: np.ndarray
     host_link_q: np.ndarray
-    #: (H, N, N) SLIT / 10, 1 where padded.
+    #: (H, N, N) unloaded latency multipliers, 1 where padded.
     host_latency_factor: np.ndarray
     inst_host: np.ndarray
     vcpus: np.ndarray
@@ -97,6 +101,9 @@ class Problem:
     node_extra_traffic: np.ndarray = None
     #: CPI of each instance alone (for latency VMs); None = use own CPI.
     cpi_ref: np.ndarray = None
+    #: Latency VMs: share of the response time alone that is CPU service
+    #: (the rest does not stretch); None = all of it.
+    response_cpu_share: np.ndarray = None
 
     @property
     def n_nodes(self):
@@ -330,6 +337,9 @@ def normalised_performance(p, sol, ref):
     rho = np.minimum(p.demand * stretch / np.maximum(sol.cpu_avail, 1e-9),
                      _LAT_RHO_MAX)
     response = stretch * (1.0 - rho_alone) / (1.0 - rho)
+    if p.response_cpu_share is not None:
+        c = p.response_cpu_share
+        response = (1.0 - c) + c * response
     latency = (1.0 / np.maximum(response, 1e-12)) * (1.0 - p.slowdown)
     perf = np.where(p.latency_metric.astype(bool), latency, throughput)
     return np.where(p.demand > 0, perf, 1.0)
