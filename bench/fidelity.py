@@ -226,6 +226,11 @@ def ahn_gain(wl, policy):
     return res.perf_mean / base.perf_mean - 1.0, res, base
 
 
+def gains_early(res, base):
+    pa, pb = by_profile(res), by_profile(base)
+    return {a: pa[a] / pb[a] - 1.0 for a in pa}
+
+
 def rows_ahn():
     rows = []
     g, res, base = ahn_gain('ahn-wl1', 'cache_aware_swap')
@@ -234,7 +239,13 @@ def rows_ahn():
         'on WL1 the cache-aware scheduler improves overall performance '
         'over the worst case W-W (migration overhead included)', '+17 %',
         'ahn-wl1 from W-W, policy cache_aware_swap vs none, 30 epochs',
-        pct(g), judge_value(0.17, g)))
+        pct(g), judge_value(0.17, g),
+        '' if judge_value(0.17, g) == WITHIN else
+        'with remote memory at 1.3x (calibrated on Liu & Li) fixing NUMA '
+        'is worth less than before (+20.9 %% at 2.1x); the rest of the gap '
+        'is the synthetic profiles\' cache sensitivity (milc and GemsFDTD '
+        'gain %s and %s here)' % (pct(gains_early(res, base)['milc']),
+                                  pct(gains_early(res, base)['GemsFDTD']))))
     pa, pb = by_profile(res), by_profile(base)
     gains = {a: pa[a] / pb[a] - 1.0 for a in pa}
     ok = (gains['milc'] > 0 and gains['GemsFDTD'] > 0
@@ -398,7 +409,11 @@ def rows_merlin():
         'Merlin\'s allocation (Matrix-Multiplication\'s vCPUs to a remote '
         'node, memory left) leaves the least degradation', '~3-5 %',
         'same, Matrix-Multiplication\'s vCPUs on node 2, memory on node 1',
-        pct(f2['merlin']), judge_value(0.04, f2['merlin'])))
+        pct(f2['merlin']), judge_value(0.04, f2['merlin']),
+        '' if judge_value(0.04, f2['merlin']) == WITHIN else
+        'Voldemort still shares node 1\'s memory controller with '
+        'Matrix-Multiplication\'s remote misses; with 10 % of its response '
+        'on the CPU, that costs it little'))
     for mix, tab in (('merlin-mix1', (2.53, 2.48, 2.20)),
                      ('merlin-mix2', (3.28, 3.23, 3.17)),
                      ('merlin-mix3', (2.41, 2.38, 2.28))):
@@ -444,8 +459,11 @@ def rows_merlin():
                     % round(paper * 100),
                     'merlin-mix1, policy %s: Voldemort\'s worst epoch' % p,
                     pct(vold[p]), judge_value(paper, vold[p]),
-                    '' if judge_value(paper, vold[p]) != CONTRADICTS else
-                    'the simulated baselines act too rarely (item 7)'))
+                    '' if judge_value(paper, vold[p]) == WITHIN else
+                    'the simulated baselines never act here (item 7), so '
+                    'Voldemort keeps its random start\'s co-runners all '
+                    'run; its worst epoch is beside Matrix-Multiplication '
+                    'at its busiest'))
         if mix == 'merlin-mix2':
             vold = 1.0 / min(v.perf_min for v in res['random'].vms
                              if v.profile == 'voldemort') - 1.0
@@ -462,7 +480,12 @@ def rows_merlin():
                 'the Local policy hurts the Darwin server', 'degradation '
                 'up to 17 % in its bit-rates', 'merlin-mix3, policy local: '
                 'Darwin\'s worst epoch (response time)', pct(dar),
-                judge_value(0.17, dar)))
+                judge_value(0.17, dar),
+                'Darwin starts capped at 2 cores and the simulated Local '
+                'policy never gives it the core it asks for (item 7); a '
+                'capped latency VM is normalised against running alone '
+                'uncapped, and its M/M/1 response explodes as its demand '
+                'passes the cap'))
     cpu = {}
     for mix in ('merlin-mix1', 'merlin-mix2', 'merlin-mix3'):
         cpu[mix] = {p: run(mix, p).cpu_utilisation
@@ -500,8 +523,8 @@ def rows_merlin():
         calibrates='intra_host_gbs of the merlin-mix scenarios'))
     rows.append(Row(
         'Merlin 5.3',
-        'moving a VCPU to another socket', '1.78 us (3,780 cycles), '
-        'cache effects excluded', 'vCPU moves are counted but free',
+        'moving a VCPU to another socket', '1.78 us (~3780 CPU '
+        'cycles), cache effects excluded', 'vCPU moves are counted but free',
         '0', CANNOT, 'the model has no per-move cost: 1.78 us is far '
         'below its epoch; the cold cache after a move is not modelled'))
     rows.append(Row(
@@ -617,7 +640,11 @@ def rows_liu():
         'decreases performance on average when two VMs run together',
         'by 22.1 %', 'same host, VMs 1-4\' memory on node 0, 5-8\' on '
         'node 3, vCPUs on socket 0: 2 VMs vs 1', pct(-d2),
-        judge_value(-0.221, -d2)))
+        judge_value(-0.221, -d2),
+        '' if judge_value(-0.221, -d2) == WITHIN else
+        'the paper gives no memory bandwidth for its X7550 nodes; the '
+        'model uses the Merlin host\'s (our choice, 8 GB/s), and a '
+        'stand-in profile for YCSB and TPC-C'))
     extra = (1.0 - b8 / b1) - deg
     rows.append(Row(
         'Liu & Li 3.2.2, Figure 3(b)',
@@ -634,7 +661,10 @@ def rows_liu():
         'same host, VMs spread over the 4 sockets, VMs 2-8 with memory on '
         'the next socket: mean IPC at 1 and 8 VMs (relative drop)',
         'from %.2f to %.2f (%s)' % (i1, i8, pct(i8 / i1 - 1.0)),
-        judge_value(-0.5, i8 / i1 - 1.0)))
+        judge_value(-0.5, i8 / i1 - 1.0),
+        '' if judge_value(-0.5, i8 / i1 - 1.0) == WITHIN else
+        'remote memory costs 1.27x at SLIT 20 (calibrated on the same '
+        'paper\'s section 1), and the stand-in profile misses moderately'))
     perfs = [liu_case('D', 2 * k)[0] for k in range(1, 5)]
     drops = [1.0 - perfs[k] / perfs[k - 1] for k in range(1, 4)]
     drop = float(np.mean(drops))
@@ -797,7 +827,10 @@ def rows_placement():
             simulator.migration.MigrationParams().intra_host_gbs,
             36.3 / simulator.migration.MigrationParams().intra_host_gbs),
         judge_value(6.3, 36.3 / simulator.migration.MigrationParams()
-                    .intra_host_gbs)))
+                    .intra_host_gbs),
+        'the default rate (our choice) lies between the paper\'s Default '
+        'Linux (36.3 GB in 43.8 s) and its fast method; Merlin\'s hosts '
+        'use the rate Merlin states (section 5.3)'))
     return rows
 
 
