@@ -11,9 +11,8 @@ the contention solver needs per NUMA node:
   several L3 domains (AMD Zen CCXs) is modelled as one cache of their
   summed size: an approximation, documented in ``doc/simulator.md``;
 * ``mc_bandwidth``: its memory controller's sustainable bandwidth;
-* per pair of nodes, the SLIT distance, read into an unloaded latency
-  multiplier by :func:`remote_latency_factor`, and an interconnect link
-  with its own bandwidth.
+* per pair of nodes, the SLIT distance (latency = local latency x
+  distance / 10) and an interconnect link with its own bandwidth.
 
 :class:`HardwareClass` is the scenario file's ``hardware:`` entry, from
 which :func:`build_topology` generates the topology of every host of that
@@ -34,6 +33,7 @@ MIB = 1024 * 1024
 GB = 1e9
 
 
+#: (The "distance / 10" above is now this calibrated multiplier.)
 #: Calibration (bench/fidelity.py, doc/simulator.md "Calibration"): how
 #: much slower an unloaded miss to another node is than a local one, per
 #: unit of SLIT distance above 10. Liu & Li (section 1) state that with QPI

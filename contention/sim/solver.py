@@ -27,10 +27,8 @@ fixed-point iteration (equations also in ``doc/simulator.md``):
    n to the memory on node k (``M_ik`` its memory fraction there), plus
    migration copy traffic. Memory-controller utilisation ``U_k = sum B /
    BW_k``; link utilisation ``U_nk`` for n != k likewise.
-5. **Latency** of a miss from n to k: ``L_nk = L_0 * lf(n, k) +
-   Q_mc U_k / (1 - U_k) + [n != k] Q_link U_nk / (1 - U_nk)`` (``lf``:
-   the unloaded multiplier of their SLIT distance,
-   :func:`contention.sim.hardware.remote_latency_factor`; M/M/1-like
+5. **Latency** of a miss from n to k: ``L_nk = L_0 * dist(n, k) / 10 +
+   Q_mc U_k / (1 - U_k) + [n != k] Q_link U_nk / (1 - U_nk)`` (M/M/1-like
    queueing; utilisations are clipped at 0.99 inside an iteration, and the
    fixed point settles where demand fits because throughput falls as
    latency rises).
@@ -79,7 +77,7 @@ class Problem:
     host_lat: np.ndarray
     host_link_bw: np.ndarray
     host_link_q: np.ndarray
-    #: (H, N, N) unloaded latency multipliers, 1 where padded.
+    #: (H, N, N) SLIT / 10, 1 where padded.
     host_latency_factor: np.ndarray
     inst_host: np.ndarray
     vcpus: np.ndarray
@@ -97,13 +95,13 @@ class Problem:
     quota: np.ndarray
     latency_metric: np.ndarray
     slowdown: np.ndarray
+    #: Latency VMs: share of the response time alone that is CPU service
+    #: (the rest does not stretch); None = all of it.
+    response_cpu_share: np.ndarray = None
     node_extra_cpu: np.ndarray = None
     node_extra_traffic: np.ndarray = None
     #: CPI of each instance alone (for latency VMs); None = use own CPI.
     cpi_ref: np.ndarray = None
-    #: Latency VMs: share of the response time alone that is CPU service
-    #: (the rest does not stretch); None = all of it.
-    response_cpu_share: np.ndarray = None
 
     @property
     def n_nodes(self):
