@@ -168,7 +168,11 @@ def _pinned(cpu):
 
 
 def run_together(binary, jobs, seconds=SECONDS, gap_us=None):
-    """Start ``jobs`` [(workload, cpu)] at once; return their results."""
+    """Start ``jobs`` [(workload, cpu)] at once.
+
+    Returns one (figure, on-CPU share) per job: the share of the run's wall
+    time the process was on a CPU (other users' jobs take the rest).
+    """
     procs = []
     for work, cpu in jobs:
         procs.append(subprocess.Popen(
@@ -186,7 +190,8 @@ def run_together(binary, jobs, seconds=SECONDS, gap_us=None):
         line = [x for x in out.splitlines() if x.startswith('RESULT')]
         if proc.returncode or not line:
             raise RuntimeError('microbenchmark failed: %r' % out)
-        results.append(float(line[-1].split()[1]))
+        fields = line[-1].split()
+        results.append((float(fields[1]), float(fields[2])))
     return results
 
 
@@ -194,18 +199,21 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
             seed=0):
     """Every workload alone and in every pair; returns raw samples.
 
-    ``{('alone', a): [v, ...], (a, b): [v of a beside b, ...]}``, plus
-    the service's arrival gap and the triad pair's bandwidth.
+    ``{('alone', a): [v, ...], (a, b): [v of a beside b, ...]}``; the
+    co-run shares ``{(a, b): [share of the run b was on a CPU, ...]}``
+    (how much of a's run really had b beside it); the service's arrival
+    gap.
     """
     # The service's capacity alone sets its arrival rate (half of it).
     service = [w for w in works if w.kind == 'service'][0]
     calib = run_together(binary, [(service, cpus[0])], seconds,
                          gap_us=1e9)
     # With no queueing the response time is the mean service time.
-    gap_us = calib[0] / SERVICE_LOAD
+    gap_us = calib[0][0] / SERVICE_LOAD
     configs = [(w,) for w in works]
     configs += [(a, b) for i, a in enumerate(works) for b in works[i:]]
     samples = {}
+    overlap = {}
     rng = random.Random(seed)
     for _ in range(repeats):
         order = list(configs)
@@ -215,12 +223,16 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
             values = run_together(binary, jobs, seconds, gap_us)
             if len(config) == 1:
                 samples.setdefault(('alone', config[0].name),
-                                   []).append(values[0])
+                                   []).append(values[0][0])
             else:
                 a, b = config
-                samples.setdefault((a.name, b.name), []).append(values[0])
-                samples.setdefault((b.name, a.name), []).append(values[1])
-    return samples, gap_us
+                for (x, y), (mine, theirs) in (
+                        ((a, b), (values[0], values[1])),
+                        ((b, a), (values[1], values[0]))):
+                    samples.setdefault((x.name, y.name), []).append(mine[0])
+                    overlap.setdefault((x.name, y.name), []).append(
+                        theirs[1])
+    return samples, overlap, gap_us
 
 
 # -- the simulator's side -------------------------------------------------
@@ -380,7 +392,7 @@ def main(argv=None):
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='corun-') as tmp:
         binary = compile_binary(tmp)
-        samples, gap_us = measure(binary, works, cpus)
+        samples, overlap, gap_us = measure(binary, works, cpus)
     wall = time.monotonic() - start
     load_after = _loadavg()
     alone, measured = slowdowns(samples, works)
@@ -388,14 +400,15 @@ def main(argv=None):
     profs = profiles_for(works, hit_ns)
     predicted = predict(hw, profs, sorted(measured))
     keys, rho, mre = compare(measured, predicted)
-    text = report(info, works, samples, alone, measured, predicted, keys,
-                  rho, mre, hw, gap_us, wall, (load_before, load_after))
+    text = report(info, works, samples, overlap, alone, measured,
+                  predicted, keys, rho, mre, hw, gap_us, wall,
+                  (load_before, load_after))
     print(text)
     fidelity.write_doc(text, begin=BEGIN, end=END)
 
 
-def report(info, works, samples, alone, measured, predicted, keys, rho,
-           mre, hw, gap_us, wall, load):
+def report(info, works, samples, overlap, alone, measured, predicted, keys,
+           rho, mre, hw, gap_us, wall, load):
     """The bench's Markdown: machine, alone figures, pairs, agreement."""
     out = []
     emit = out.append
@@ -425,15 +438,19 @@ def report(info, works, samples, alone, measured, predicted, keys, rho,
             perf['local_latency_ns'], perf['mc_bandwidth_gbs'], gap_us,
             SERVICE_LOAD))
     emit('Slowdown of the first workload beside the second (time beside '
-         '/ time alone; measured median and min-max, and simulated):\n')
-    emit('| workload | beside | measured | min-max | simulated | '
+         '/ time alone; measured median and min-max, and simulated). '
+         '"Co-run" is the median share of the run the second workload was '
+         'really on a CPU (other users\' jobs had the rest), so how much of '
+         'the measured run had it beside the first:\n')
+    emit('| workload | beside | measured | min-max | co-run | simulated | '
          'relative error |')
-    emit('|---|---|---|---|---|---|')
+    emit('|---|---|---|---|---|---|---|')
     for k in keys:
         med, lo, hi = measured[k]
-        emit('| %s | %s | %.2f | %.2f-%.2f | %.2f | %+.0f %% |'
-             % (k[0], k[1], med, lo, hi, predicted[k],
-                100.0 * (predicted[k] - med) / med))
+        emit('| %s | %s | %.2f | %.2f-%.2f | %.0f %% | %.2f | %+.0f %% |'
+             % (k[0], k[1], med, lo, hi,
+                100.0 * float(np.median(overlap.get(k, [0.0]))),
+                predicted[k], 100.0 * (predicted[k] - med) / med))
     emit('\nOver %d ordered pairs: Spearman rank correlation %.2f '
          '(target >= 0.8), median relative error %.0f %% (target <= '
          '25 %%). Simulated figures are the simulator\'s (simulated); '

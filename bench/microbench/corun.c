@@ -32,7 +32,9 @@
  * Protocol: after its setup (allocation, building the chase cycle) the
  * program prints "ready" and waits for one byte on stdin, so the driver
  * can start both members of a pair together; then it runs SECONDS of wall
- * time and prints one line "RESULT <value> [<value>]".
+ * time and prints one line "RESULT <value> <on-CPU share> ...": the
+ * share of that wall time the process was on a CPU, which tells the driver
+ * how much of the time the two members of a pair really ran together.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -114,6 +116,8 @@ static double median_chunk(void)
     return chunk[n_chunks / 2];
 }
 
+static double wall0, cpu0;
+
 static void wait_start(void)
 {
     char c;
@@ -121,6 +125,15 @@ static void wait_start(void)
     fflush(stdout);
     if (read(0, &c, 1) != 1)
         exit(1);
+    wall0 = now(CLOCK_MONOTONIC);
+    cpu0 = now(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Share of the wall time since the start that this thread was on a CPU. */
+static double on_cpu(void)
+{
+    double wall = now(CLOCK_MONOTONIC) - wall0;
+    return wall > 0 ? (now(CLOCK_THREAD_CPUTIME_ID) - cpu0) / wall : 0.0;
 }
 
 static void run_chase(size_t mib, double seconds)
@@ -138,7 +151,8 @@ static void run_chase(size_t mib, double seconds)
             p = (void **)*p;
         record((now(CLOCK_THREAD_CPUTIME_ID) - t0) / 20000);
     }
-    printf("RESULT %.3f %p\n", median_chunk() * 1e9, (void *)p);
+    printf("RESULT %.3f %.3f %p\n", median_chunk() * 1e9, on_cpu(),
+           (void *)p);
 }
 
 static void run_triad(size_t mib, double seconds)
@@ -169,7 +183,8 @@ static void run_triad(size_t mib, double seconds)
             record((now(CLOCK_THREAD_CPUTIME_ID) - t0) / (stop - j));
         }
     }
-    printf("RESULT %.3f %g\n", 24.0 / median_chunk() / 1e9, a[n / 2]);
+    printf("RESULT %.3f %.3f %g\n", 24.0 / median_chunk() / 1e9, on_cpu(),
+           a[n / 2]);
 }
 
 static void run_cpu(double seconds)
@@ -186,7 +201,7 @@ static void run_cpu(double seconds)
         }
         record((now(CLOCK_THREAD_CPUTIME_ID) - t0) / 100000);
     }
-    printf("RESULT %.3f %llu\n", 1e-6 / median_chunk(),
+    printf("RESULT %.3f %.3f %llu\n", 1e-6 / median_chunk(), on_cpu(),
            (unsigned long long)x);
 }
 
@@ -223,7 +238,7 @@ static void run_service(size_t mib, double seconds, double gap_us)
             wait = 0.0;
         requests++;
     }
-    printf("RESULT %.3f %.3f %p\n", sum_r / requests * 1e6,
+    printf("RESULT %.3f %.3f %.3f %p\n", sum_r / requests * 1e6, on_cpu(),
            sum_s / requests * 1e6, (void *)p);
 }
 
