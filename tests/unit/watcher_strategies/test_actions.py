@@ -307,6 +307,25 @@ class TestContentionRepin(base.TestCase):
                                     action.execute)
         self.assertIn('refused', str(exc))
 
+    def test_a_repin_and_a_quota_change_are_recorded(self):
+        store = store_api.open_store('sqlite://')
+        store.upgrade()
+        for cls, params, call, origin in (
+                (actions.ContentionRepin, {'node': 1}, 'repin',
+                 'watcher:contention_repin'),
+                (actions.ContentionCpuQuota, {'quota': 0.5},
+                 'set_cpu_quota', 'watcher:contention_cpu_quota')):
+            action = cls(utils.Struct(connection=None))
+            action.input_parameters = dict(params, resource_id=A,
+                                           host='h1')
+            action._store = lambda: mock.Mock(
+                record_moves=store.record_moves, dispose=lambda: None)
+            with mock.patch.object(actions, call, return_value='ok'):
+                self.assertTrue(action.execute())
+            self.assertEqual((A, 'h1', 'h1', origin), [
+                (m.uuid, m.source_host, m.dest_host, m.origin)
+                for m in store.moves_since(0)][-1])
+
 
 class TestContentionCpuQuota(base.TestCase):
 
