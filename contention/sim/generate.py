@@ -422,3 +422,81 @@ def family(seed, small=0, medium=0, large=0, epochs=8):
             out.append((spec, int(rng.integers(2 ** 31)),
                         'gen-%s-%03d' % (band, k)))
     return out
+
+
+# -- ``contention-sim generate`` ---------------------------------------------
+
+HELP = 'generate a seeded cluster scenario (YAML) nobody tuned for'
+
+
+def add_arguments(parser):
+    parser.add_argument('--seed', type=int, default=None,
+                        help='seed (required): the same seed and options '
+                             'give the same scenario')
+    parser.add_argument('--band', choices=sorted(SIZES), default=None,
+                        help='draw every option from the seed, with a size '
+                             'of this band (%s); the options below are '
+                             'then ignored' % ', '.join(
+                                 '%s %d-%d hosts' % (b, lo, hi)
+                                 for b, (lo, hi) in SIZES.items()))
+    parser.add_argument('--hosts', type=int, default=8,
+                        help='hosts, %d-%d' % (MIN_HOSTS, MAX_HOSTS))
+    parser.add_argument('--classes', default=None,
+                        help='comma-separated host classes (several = a '
+                             'mixed cluster); default: the first shipped '
+                             '(contention-sim generate --list-classes)')
+    parser.add_argument('--occupancy', type=float, default=0.75,
+                        help='share of physical cores allocated, 0.5-1.0')
+    parser.add_argument('--placement', choices=PLACEMENTS, default='random',
+                        help='initial placement (worst = Ahn et al. W-W)')
+    parser.add_argument('--apps', type=int, default=5,
+                        help='applications (images) in the cluster')
+    parser.add_argument('--epochs', type=int, default=8)
+    parser.add_argument('--name', default=None,
+                        help='scenario name (default gen-SEED)')
+    parser.add_argument('--output', default=None,
+                        help='file to write (default: standard output)')
+    parser.add_argument('--list-classes', action='store_true',
+                        help='list the shipped host classes and exit')
+
+
+def dumps(data):
+    """The YAML text of a generated scenario's data."""
+    import yaml
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+
+
+def run_command(args):
+    """``contention-sim generate``: write one scenario, say what it is."""
+    import sys
+
+    known = shipped_classes()
+    if args.list_classes:
+        for name, hw in known.items():
+            print('%-14s %d sockets x %d nodes x %d cores, %s'
+                  % (name, hw.sockets, hw.nodes_per_socket,
+                     hw.cores_per_node, hw.cpu_model))
+        return 0
+    if args.seed is None:
+        raise GenerateError('--seed is required')
+    if args.band:
+        spec = draw_spec(np.random.default_rng(args.seed), args.band,
+                         args.epochs)
+    else:
+        classes = tuple(c.strip() for c in (
+            args.classes or next(iter(known))).split(',') if c.strip())
+        spec = ClusterSpec(hosts=args.hosts, classes=classes,
+                           occupancy=args.occupancy,
+                           placement=args.placement, apps=args.apps,
+                           epochs=args.epochs)
+    data = generate(spec, args.seed, args.name)
+    scenario_mod.from_dict(data, '<generated %s>' % data['name'])
+    text = dumps(data)
+    if args.output:
+        with open(args.output, 'w', encoding='utf-8') as fh:
+            fh.write(text)
+        print('[simulated] %s: %s' % (args.output, data['description']),
+              file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
