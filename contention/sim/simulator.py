@@ -497,6 +497,33 @@ class Simulator(object):
                 applied.append(action)
         return ApplyResult(tuple(applied), tuple(rejected))
 
+    def dry_run(self, plan):
+        """What :meth:`apply` would accept and refuse, changing nothing.
+
+        The plan runs, action by action, on :meth:`scratch`, so a policy
+        that plans with ground truth (the oracle) can emit only what the
+        simulator accepts.
+        """
+        return self.scratch().apply(plan)
+
+    def scratch(self):
+        """A copy of the cluster's placement that actions can be tried on.
+
+        Placements and capacity only (no costs that matter, no counters,
+        no performance); :meth:`apply` on it checks exactly as here.
+        """
+        scratch = object.__new__(Simulator)
+        scratch.scenario = self.scenario
+        scratch.epoch = self.epoch
+        scratch.costs = migration.Costs()
+        scratch.running = []
+        scratch.rejected = 0
+        scratch.rejected_reasons = {}
+        scratch.state = state_mod.ClusterState(self.state.hosts)
+        for inst in self.state.instances:
+            scratch.state.add(dataclasses.replace(inst))
+        return scratch
+
     def _count_rejected(self, kind):
         self.rejected += 1
         self.rejected_reasons[kind] = self.rejected_reasons.get(kind, 0) + 1
@@ -640,15 +667,15 @@ class Simulator(object):
         socket = self._socket(h, action.dest_socket, inst)
         snap = self._snapshot([inst])
         before_v, before_m = inst.vcpu_frac, inst.mem_frac
-        new_v = self.state.spread(h, socket)
+        new_v = self.state.spread(h, socket, inst)
         inst.vcpu_frac = new_v
         if action.move_memory:
             inst.mem_frac = new_v.copy()
-            try:
-                self._check(h)
-            except _Refused:
-                self._restore(snap)
-                raise
+        try:
+            self._check(h)
+        except _Refused:
+            self._restore(snap)
+            raise
         moved_v = 0.5 * np.abs(new_v - before_v).sum() * inst.vcpus
         self.costs.vcpu_moves += float(moved_v)
         moved_m = 0.5 * np.abs(inst.mem_frac - before_m).sum()

@@ -357,8 +357,11 @@ def alone(p):
                       + _dom_node(p)[p.inst_host, 0])
     ones = np.ones(n_inst)
     link = np.asarray(p.host_link_bw, dtype=float)
-    link = (link[p.inst_host] if link.ndim == 1
-            else np.max(link[p.inst_host].reshape(n_inst, -1), axis=1))
+    if link.ndim == 1:
+        link = link[p.inst_host]
+    else:
+        link = (np.max(link[p.inst_host].reshape(n_inst, -1), axis=1)
+                if n_inst else np.zeros(0))
     return Problem(
         node_cores=np.maximum(p.node_cores[first], p.vcpus.astype(float)),
         node_threads=ones.copy(),
