@@ -33,11 +33,9 @@ from.
 """
 
 import dataclasses
-import os
 from typing import Optional
 
 import numpy as np
-import yaml
 
 from contention import topology as topo
 

@@ -45,9 +45,9 @@ enumerated). Every plan, exact or not, is dry-run first
 (:meth:`OraclePolicy._feasible`, :meth:`contention.sim.Simulator.
 dry_run`): a swap between full hosts goes through a staging host with
 room when there is one, and what the simulator would refuse is left out,
-so the oracle emits only actions the simulator accepts. The run's notes say which case applied. Pinned (not
-movable) instances rule both searches out; then the oracle keeps the
-current placement.
+so the oracle emits only actions the simulator accepts. The run's notes
+say which case applied. Pinned (not movable) instances rule both
+searches out; then the oracle keeps the current placement.
 
 The oracle acts only when its placement beats the current one by more
 than ``min_gain`` (relative), and then emits swaps (two live migrations
@@ -767,8 +767,11 @@ class OraclePolicy(policy.Policy):
         return tuple(actions)
 
     def _move(self, inst, slot, from_slot):
-        """One instance from ``from_slot`` (where earlier actions of the
-        plan left it, not where it is now) to ``slot``."""
+        """One instance from ``from_slot`` to ``slot``.
+
+        ``from_slot`` is where earlier actions of the plan left it, not
+        where it is now.
+        """
         st = self.sim.state
         h, s, _ = slot
         src = from_slot[0]

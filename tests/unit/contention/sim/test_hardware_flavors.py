@@ -44,7 +44,7 @@ class TestHostClasses(base.BaseTestCase):
 
     def test_agent_sim_source_reports_the_same_topology(self):
         sim = _epyc([{'profile': 'c', 'host': 'epyc-0', 'nodes': [3]}],
-                     {'c': CACHE})
+                    {'c': CACHE})
         report = sim.host_reports()[0]
         self.assertEqual(sim.state.hosts[0].model.topology, report.topology)
         inst = report.instances[0]
