@@ -22,7 +22,7 @@ The package is laid out by job:
 * :mod:`~bench.evaluation.plots`, :mod:`~bench.evaluation.text` (cell
   formats) and :mod:`~bench.evaluation.report` with the page's template
   ``evaluation.md.tmpl``;
-* :mod:`~bench.evaluation.main`: the command.
+* :mod:`~bench.evaluation.command`: the command.
 
 Nova and Watcher cannot share a process (``tests/nova/__init__.py``), and
 this package imports Watcher, so it never imports Nova: arrivals that a
@@ -32,6 +32,6 @@ policy does not place go to the simulator's Nova-like default
 
 
 def main(argv=None):
-    """``bench.run_all``'s entry: :func:`bench.evaluation.main.main`."""
-    from bench.evaluation import main as main_mod
-    return main_mod.main(argv)
+    """``bench.run_all``'s entry: :func:`bench.evaluation.command.main`."""
+    from bench.evaluation import command
+    return command.main(argv)

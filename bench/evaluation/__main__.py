@@ -2,6 +2,6 @@
 
 import sys
 
-from bench.evaluation import main
+from bench.evaluation import command
 
-main.main(sys.argv[1:])
+command.main(sys.argv[1:])

@@ -48,6 +48,7 @@ ENTRIES = (
     Entry('merlin random', 'random', group='peer'),
     Entry('merlin local', 'local', group='peer'),
     Entry('merlin low_cost', 'low_cost', group='peer'),
+    Entry('merlin', 'merlin', group='peer', moves_vms=True),
     Entry('watcher workload_stabilization',
           'watcher_workload_stabilization', moves_vms=True),
     Entry('watcher workload_balance', 'watcher_workload_balance',
@@ -99,6 +100,11 @@ MERLIN_TABLE1 = {
     'merlin-mix3': {'local': (36, 12, 2.28), 'low_cost': (20, 0, 2.41),
                     'random': (22, 0, 2.38), 'merlin': (20, 5, 2.42)},
 }
+
+
+#: Merlin Table 1's policies -> our rows.
+MERLIN_ROWS = {'local': 'merlin local', 'low_cost': 'merlin low_cost',
+               'random': 'merlin random', 'merlin': 'merlin'}
 
 
 def arrival_variant(name, per_epoch=4):

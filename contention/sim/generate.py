@@ -15,7 +15,8 @@ a scenario (the dict a scenario file holds, validated by
   is the smallest node's memory per core, so a full socket is full in
   cores and RAM at once, as the tester's full hosts were;
 * **flavors**: 1 to 32 vCPUs in powers of two, small ones more common,
-  capped at the smallest socket of the cluster. That cap is the seam for
+  from a sixteenth of the largest socket (:func:`_flavor_floor`) up to
+  the smallest socket of the cluster. That cap is the seam for
   NUMA-spanning flavors: :data:`SPANNING` is False until the simulator
   places an instance over several nodes or sockets; then a flavor may
   exceed a socket and :func:`_flavor_cap` is the one place that changes;
@@ -124,13 +125,17 @@ _SHIPPED = {}
 def shipped_classes():
     """{name: HardwareClass} the simulator ships, in a stable order.
 
-    The classes defined in :mod:`contention.sim.hardware` (module-level
-    instances, or mappings and sequences of them), then those of the
-    shipped scenarios; the first definition of a name wins.
+    The shipped host classes (``scenarios/hardware/*.yaml``, read by
+    :func:`contention.sim.scenario.host_classes`), the classes defined in
+    :mod:`contention.sim.hardware` (module-level instances, or mappings
+    and sequences of them), then those of the shipped scenarios; the first
+    definition of a name wins.
     """
     if _SHIPPED:
         return dict(_SHIPPED)
     found = {}
+    for name, spec in scenario_mod.host_classes().items():
+        found.setdefault(name, scenario_mod.hardware_class(name, spec))
     for name in sorted(vars(hardware)):
         if not name.startswith('_'):
             for hw in _classes_in(getattr(hardware, name)):
@@ -142,13 +147,19 @@ def shipped_classes():
     return dict(found)
 
 
+def _plain(value):
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    return value
+
+
 def hardware_entry(hw):
     """A HardwareClass as a scenario file's ``hardware:`` entry."""
     entry = dataclasses.asdict(hw)
     entry.pop('name')
-    entry['reserved_nodes'] = list(hw.reserved_nodes)
-    entry['perf'] = dataclasses.asdict(hw.perf)
-    return entry
+    return _plain(entry)
 
 
 def _usable_sockets(hw):
@@ -170,6 +181,20 @@ def _flavor_cap(classes, max_vcpus):
     if SPANNING:
         return max_vcpus
     return min([max_vcpus] + [_socket_cores(hw) for hw in classes])
+
+
+def _flavor_floor(classes, cap):
+    """The smallest flavor: a sixteenth of the largest socket, at most cap.
+
+    Big hosts run bigger flavors (a 64-core socket full of 1-vCPU VMs is
+    not a cloud anyone runs, and would cost the simulator for nothing); a
+    power of two, so sockets of the shipped classes fill exactly.
+    """
+    largest = max(_socket_cores(hw) for hw in classes)
+    floor = 1
+    while floor * 2 <= min(cap, largest / 16.0):
+        floor *= 2
+    return floor
 
 
 def _mib_per_vcpu(classes):
@@ -250,8 +275,9 @@ def _apps(spec, rng, classes):
     """{name: profile entry} and the apps' Zipf popularity."""
     weights = rng.dirichlet([0.5] * len(KINDS))
     cap = _flavor_cap(classes, spec.max_vcpus)
-    sizes = [v for v in FLAVORS if v <= cap] or [1]
-    fw = np.array(FLAVOR_WEIGHTS[:len(sizes)])
+    floor = _flavor_floor(classes, cap)
+    sizes = [v for v in FLAVORS if floor <= v <= cap] or [floor]
+    fw = np.array([FLAVOR_WEIGHTS[FLAVORS.index(v)] for v in sizes])
     mib = _mib_per_vcpu(classes)
     apps = {}
     for k in range(spec.apps):
@@ -259,11 +285,12 @@ def _apps(spec, rng, classes):
         vcpus = int(rng.choice(sizes, p=fw / fw.sum()))
         name = 'app%d-%s-%dv' % (k, kind.replace('_', '-'), vcpus)
         apps[name] = profile(kind, rng, vcpus, vcpus * mib)
-    if not any(p['vcpus'] == 1 for p in apps.values()):
-        # One 1-vCPU application, so every socket can be filled exactly.
+    if not any(p['vcpus'] == sizes[0] for p in apps.values()):
+        # One application of the smallest flavor, so sockets fill exactly.
         kind = KINDS[int(rng.choice(len(KINDS), p=weights))]
-        name = 'app%d-%s-1v' % (len(apps), kind.replace('_', '-'))
-        apps[name] = profile(kind, rng, 1, mib)
+        name = 'app%d-%s-%dv' % (len(apps), kind.replace('_', '-'),
+                                 sizes[0])
+        apps[name] = profile(kind, rng, sizes[0], sizes[0] * mib)
     popularity = np.array([1.0 / (r + 1) ** 1.2 for r in range(len(apps))])
     return apps, popularity / popularity.sum()
 
@@ -362,6 +389,7 @@ def generate(spec, seed, name=None):
     name = name or 'gen-%d' % seed
     kinds = sorted({apps[a]['kind'] for a in used})
     return {
+        'format': scenario_mod.FORMAT,
         'name': name,
         'description': '%d hosts of %s, occupancy %.2f, %d instances of %d '
                        'applications (%s), %s start; generated, seed %d'
@@ -461,9 +489,8 @@ def add_arguments(parser):
 
 
 def dumps(data):
-    """The YAML text of a generated scenario's data."""
-    import yaml
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None)
+    """The YAML text of a generated scenario (the simulator's writer)."""
+    return scenario_mod.dump(scenario_mod.from_dict(data, data['name']))
 
 
 def run_command(args):
@@ -490,7 +517,6 @@ def run_command(args):
                            placement=args.placement, apps=args.apps,
                            epochs=args.epochs)
     data = generate(spec, args.seed, args.name)
-    scenario_mod.from_dict(data, '<generated %s>' % data['name'])
     text = dumps(data)
     if args.output:
         with open(args.output, 'w', encoding='utf-8') as fh:
