@@ -52,14 +52,23 @@ def main(argv=None):
                         default=family_mod.DEFAULT_SEED)
     parser.add_argument('--jobs', type=int, default=None,
                         help='processes for the family (default: CPUs)')
+    parser.add_argument('--budget-s', type=float, default=None,
+                        help='stop the family after this many seconds and '
+                             'report the clusters finished by then')
+    parser.add_argument('--family-only', action='store_true',
+                        help='run only the family and replace its section '
+                             'of the existing page, keeping the rest')
     args = parser.parse_args(argv)
     size = family_size(args.family)
     quiet()
     started = time.monotonic()
     jobs = args.jobs or os.cpu_count() or 1
     family, timeouts, family_wall = family_mod.run_family(
-        size, args.family_seed, jobs, progress=log) if any(size) else (
+        size, args.family_seed, jobs, progress=log,
+        budget_s=args.budget_s) if any(size) else (
         {}, {}, 0)
+    if args.family_only:
+        return family_only(args, size, jobs, family, timeouts, family_wall)
     names = (args.scenarios.split(',') if args.scenarios
              else list(sim.scenarios()))
     results = {}
@@ -88,16 +97,7 @@ def main(argv=None):
     plot_over_worst(results, overcommit, os.path.join(
         IMAGE_DIR, 'evaluation-over-worst.png'))
     plot_sweep(sweep, os.path.join(IMAGE_DIR, 'evaluation-scale.png'))
-    labels = [e.label for e in family_mod.FAMILY_ENTRIES]
-    plot_family(family, labels, 'gain', os.path.join(
-        IMAGE_DIR, 'evaluation-family-gain.png'),
-        'mean performance vs none (%)',
-        'Gain over none, %d generated clusters (SIMULATED)' % len(family))
-    plot_family(family, labels, 'vm_worst', os.path.join(
-        IMAGE_DIR, 'evaluation-family-worst-vm.png'),
-        'largest fall of one VM vs none (%)',
-        'Worst VM per cluster, %d generated clusters (SIMULATED)'
-        % len(family))
+    family_plots(family)
     checks = check_targets(results)
     elapsed = time.monotonic() - started
     command = 'python -m bench.evaluation%s --family %d,%d,%d' % (
@@ -111,6 +111,62 @@ def main(argv=None):
     with open(args.output, 'w', encoding='utf-8') as fh:
         fh.write(doc)
     print(summary(results, checks, sweep, elapsed, args.output))
+
+
+def family_plots(family):
+    labels = [e.label for e in family_mod.FAMILY_ENTRIES]
+    plot_family(family, labels, 'gain', os.path.join(
+        IMAGE_DIR, 'evaluation-family-gain.png'),
+        'mean performance vs none (%)',
+        'Gain over none, %d generated clusters (SIMULATED)' % len(family))
+    plot_family(family, labels, 'vm_worst', os.path.join(
+        IMAGE_DIR, 'evaluation-family-worst-vm.png'),
+        'largest fall of one VM vs none (%)',
+        'Worst VM per cluster, %d generated clusters (SIMULATED)'
+        % len(family))
+
+
+def family_only(args, size, jobs, family, timeouts, wall):
+    """``--family-only``: refresh the family section, keep the rest."""
+    os.makedirs(IMAGE_DIR, exist_ok=True)
+    family_plots(family)
+    lead = family_section(family, size, args.family_seed,
+                          family_mod.EPOCHS, jobs, wall,
+                          family_mod.LARGE_SKIPPED if size[2] else {},
+                          timeouts)
+    lead[2] += (' Run alone (`python -m bench.evaluation --family-only '
+                '--family %d,%d,%d`): the sections after this one come from '
+                'the last full run, whose command is above.' % size)
+    with open(args.output, encoding='utf-8') as fh:
+        page = fh.read()
+    with open(args.output, 'w', encoding='utf-8') as fh:
+        fh.write(splice(page, '\n'.join(lead)))
+    print('Family of generated clusters (simulated): %d clusters in %.0f s, '
+          'section of `%s` refreshed.' % (len(family), wall, os.path.relpath(
+              args.output, os.path.join(DOC_DIR, os.pardir))))
+
+
+#: The family section's heading, and the heading it goes before.
+FAMILY_HEADING = '## Families of generated clusters (simulated)'
+NEXT_HEADING = '## What runs'
+
+
+def splice(page, section):
+    """``page`` with its family section replaced by ``section``.
+
+    A page without one gets it before its first ``## What runs`` heading
+    (the page's layout since the family leads it).
+    """
+    lines = page.split('\n')
+    if FAMILY_HEADING in lines:
+        start = lines.index(FAMILY_HEADING)
+        end = next((k for k in range(start + 1, len(lines))
+                    if lines[k].startswith('## ')), len(lines))
+    else:
+        start = end = next((k for k, line in enumerate(lines)
+                            if line.startswith(NEXT_HEADING)), len(lines))
+    new = section.rstrip('\n').split('\n') + ['']
+    return '\n'.join(lines[:start] + new + lines[end:])
 
 
 def family_size(text):

@@ -40,13 +40,13 @@ LARGE_HOSTS = 100
 #: of that cluster and counted (the page says where). The oracle's exact
 #: search can take far longer on large identical clusters (issue 22 item 4
 #: replaces it with a time-bounded best-known search).
-ROW_CPU_S = 30.0
+ROW_CPU_S = 15.0
 
 #: The default family: (small, medium, large) clusters, and its seed.
-DEFAULT_SIZE = (20, 5, 1)
+DEFAULT_SIZE = (24, 4, 0)
 DEFAULT_SEED = 19
 #: Epochs of each generated cluster's run (60 s each, an audit per epoch).
-EPOCHS = 6
+EPOCHS = 5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,22 +120,35 @@ def run_cluster(item, limit=None):
 
 
 def run_family(size=DEFAULT_SIZE, seed=DEFAULT_SEED, jobs=None,
-               epochs=EPOCHS, progress=None):
+               epochs=EPOCHS, progress=None, budget_s=None):
     """({name: (spec, {label: Outcome})}, {name: timed-out labels}, s).
 
     ``jobs`` child processes (default: the CPUs) run clusters in
-    parallel, largest first so the last to finish is a small one.
+    parallel, smallest first. With ``budget_s``, clusters not finished
+    when it is spent are stopped and left out, listed under the name
+    ``'(unfinished)'`` of the second mapping.
     """
     small, medium, large = size
     items = generate.family(seed, small, medium, large, epochs)
-    items.sort(key=lambda it: -it[0].hosts)
+    items.sort(key=lambda it: it[0].hosts)
     jobs = jobs or os.cpu_count() or 1
     started = time.monotonic()
     out, timeouts = {}, {}
     ctx = multiprocessing.get_context('fork')
-    with ctx.Pool(jobs, maxtasksperchild=20) as pool:
-        for k, (name, spec, rows, late, wall) in enumerate(
-                pool.imap_unordered(run_cluster, items)):
+    pool = ctx.Pool(jobs, maxtasksperchild=20)
+    try:
+        results = pool.imap_unordered(run_cluster, items)
+        for k in range(len(items)):
+            left = (None if budget_s is None
+                    else budget_s - (time.monotonic() - started))
+            try:
+                if left is not None and left <= 0:
+                    raise multiprocessing.TimeoutError()
+                name, spec, rows, late, wall = results.next(left)
+            except multiprocessing.TimeoutError:
+                timeouts['(unfinished)'] = tuple(sorted(
+                    n for _, _, n in items if n not in out))
+                break
             out[name] = (spec, rows)
             if late:
                 timeouts[name] = late
@@ -144,5 +157,8 @@ def run_family(size=DEFAULT_SIZE, seed=DEFAULT_SEED, jobs=None,
                     k + 1, len(items), name, spec.hosts, wall,
                     ', over the CPU bound: %s' % ', '.join(late)
                     if late else ''))
+    finally:
+        pool.terminate()
+        pool.join()
     ordered = {name: out[name] for name in sorted(out)}
     return ordered, timeouts, time.monotonic() - started

@@ -1096,6 +1096,12 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
     if skipped:
         d += ['', 'Not run on the large clusters: %s.' % '; '.join(
             '%s (%s)' % kv for kv in skipped.items())]
+    timeouts = dict(timeouts or {})
+    unfinished = timeouts.pop('(unfinished)', ())
+    if unfinished:
+        d[2] += (' The run\'s time budget (`--budget-s`) stopped %d '
+                 'clusters before they finished; they are left out: %s.'
+                 % (len(unfinished), ', '.join(unfinished)))
     if timeouts:
         late = {}
         for name, labels in timeouts.items():

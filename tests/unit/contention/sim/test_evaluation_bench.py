@@ -339,3 +339,18 @@ class TestFamilyPlan(testtools.TestCase):
         with testtools.ExpectedException(family.RowTimeout):
             with family.cpu_limit(0.05):
                 spin()
+
+
+class TestSplice(testtools.TestCase):
+    """--family-only replaces the family section and keeps the rest."""
+
+    def test_inserted_before_what_runs_then_replaced(self):
+        from bench.evaluation import command
+        page = '# T\n\n## Environment\n\n- x\n\n## What runs on it\n\nbody\n'
+        once = command.splice(page, command.FAMILY_HEADING + '\n\nold\n')
+        self.assertEqual(
+            '# T\n\n## Environment\n\n- x\n\n' + command.FAMILY_HEADING
+            + '\n\nold\n\n## What runs on it\n\nbody\n', once)
+        twice = command.splice(once, command.FAMILY_HEADING + '\n\nnew')
+        self.assertNotIn('old', twice)
+        self.assertEqual(once.replace('old', 'new'), twice)
