@@ -128,6 +128,11 @@ def family_plots(family):
 
 def family_only(args, size, jobs, family, timeouts, wall):
     """``--family-only``: refresh the family section, keep the rest."""
+    if not family:
+        print('Family of generated clusters: no cluster finished (%s); '
+              'the page is left as it was.' % ', '.join(
+                  timeouts.get('(unfinished)', ())))
+        return
     os.makedirs(IMAGE_DIR, exist_ok=True)
     family_plots(family)
     lead = family_section(family, size, args.family_seed,
