@@ -7,6 +7,8 @@
     contention-sim evaluate --scenario ahn-wl1 --policy contention_weigher \\
         --policy-arg model_path=/tmp/ahn.model
     contention-sim demo [--scenario ahn-wl1] [--seed N] [--output-dir DIR]
+    contention-sim generate --seed 7 --hosts 12 --occupancy 1.0 \\
+        --placement worst --output /tmp/full.yaml
 
 The core's subcommands are in :data:`SUBCOMMANDS` (name -> (help,
 add_arguments, run)). Others come from the ``contention.sim.commands``
@@ -23,6 +25,7 @@ import sys
 
 from stevedore import extension
 
+from contention.sim import generate
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 
@@ -139,6 +142,8 @@ Subcommand = collections.namedtuple('Subcommand', 'help add_arguments run')
 SUBCOMMANDS = {
     'evaluate': Subcommand('run a scenario under a policy and print '
                            'simulated metrics', _add_evaluate, _run_evaluate),
+    'generate': Subcommand(generate.HELP, generate.add_arguments,
+                           generate.run_command),
     'scenarios': Subcommand('list the shipped scenarios', _add_scenarios,
                             _run_scenarios),
 }
