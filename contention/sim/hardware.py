@@ -16,7 +16,8 @@ the contention solver needs per NUMA node:
   every node) and its memory;
 * per pair of nodes, the SLIT distance (latency = local latency x
   :func:`remote_latency_factor` of the distance, from a full
-  ``distances`` matrix or the two shorthand distances) and an interconnect link with its own bandwidth
+  ``distances`` matrix or the two shorthand distances) and an
+  interconnect link with its own bandwidth
   (``link_bandwidth_gbs_per_pair``, default ``perf.link_bandwidth_gbs``).
 
 :class:`HardwareClass` is the scenario file's ``hardware:`` entry, from
