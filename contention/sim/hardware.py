@@ -15,8 +15,8 @@ the contention solver needs per NUMA node:
   (``mc_bandwidth_gbs_per_node``, default the class's ``perf`` value for
   every node) and its memory;
 * per pair of nodes, the SLIT distance (latency = local latency x
-  distance / 10, from a full ``distances`` matrix or the two shorthand
-  distances) and an interconnect link with its own bandwidth
+  :func:`remote_latency_factor` of it, from a full ``distances`` matrix or
+  the two shorthand distances) and an interconnect link with its own bandwidth
   (``link_bandwidth_gbs_per_pair``, default ``perf.link_bandwidth_gbs``).
 
 :class:`HardwareClass` is the scenario file's ``hardware:`` entry, from
@@ -41,6 +41,24 @@ from contention import topology as topo
 
 MIB = 1024 * 1024
 GB = 1e9
+
+
+#: (The "distance / 10" above is now this calibrated multiplier.)
+#: Calibration (bench/fidelity.py, doc/simulator.md "Calibration"): how
+#: much slower an unloaded miss to another node is than a local one, per
+#: unit of SLIT distance above 10. Liu & Li (section 1) state that with QPI
+#: and HyperTransport "the difference between local and remote memory
+#: access latencies can be minimized within 30 %"; SLIT 21, the usual
+#: two-socket distance, therefore maps to 1.3x (it mapped to 2.1x when the
+#: multiplier was SLIT / 10). Other distances scale linearly (SLIT 12 ->
+#: 1.05x, 32 -> 1.6x); queueing on the link comes on top.
+REMOTE_LATENCY_PER_SLIT = 0.3 / 11.0
+
+
+def remote_latency_factor(distances):
+    """Unloaded latency multipliers from a SLIT matrix (10 = local)."""
+    dist = np.asarray(distances, dtype=float)
+    return 1.0 + REMOTE_LATENCY_PER_SLIT * np.maximum(dist - 10.0, 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,7 +249,8 @@ class HostModel:
     l3_bytes: np.ndarray
     memory_mib: np.ndarray
     sockets: np.ndarray
-    #: SLIT distance / 10: the latency multiplier between two nodes.
+    #: Unloaded latency multiplier between two nodes
+    #: (:func:`remote_latency_factor` of their SLIT distance).
     latency_factor: np.ndarray
     reserved: tuple[int, ...] = ()
     #: Each node's memory-controller bandwidth, bytes/s.
@@ -289,7 +308,7 @@ class HostModel:
             l3.append(total if groups else perf.l3_mib_per_node * MIB)
             sockets.append(node.socket)
         n = len(node_ids)
-        dist = np.array(topology.distances, dtype=float) / 10.0
+        dist = remote_latency_factor(topology.distances)
         mc = (np.full(n, perf.mc_bandwidth_gbs * GB)
               if mc_bandwidth_gbs is None
               else np.array(mc_bandwidth_gbs, dtype=float) * GB)
