@@ -185,12 +185,6 @@ class ClusterState(object):
         return sorted(members.values(),
                       key=lambda i: self._position[i.uuid])
 
-    def vcpus_on_socket(self, host, socket):
-        model = self.hosts[host].model
-        idx = list(model.node_indices_of_socket(socket))
-        return sum(i.vcpus * i.vcpu_frac[idx].sum()
-                   for i in self.on_host(host))
-
     def pinned_on_nodes(self, host):
         """Dedicated (pinned) vCPUs on each node of a host."""
         model = self.hosts[host].model
