@@ -23,7 +23,7 @@ from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 
 CLASSES = ('intel-2s', 'intel-2s-snc2', 'amd-2s-nps4', 'intel-4s')
-POLICIES = ('none', 'random', 'local', 'low_cost', 'cache_aware_swap',
+POLICIES = ('none', 'random', 'local', 'low_cost', 'merlin', 'cache_aware_swap',
             'numa_aware_swap', 'oracle')
 PROFILES = ('GemsFDTD', 'milc', 'omnetpp', 'lbm', 'soplex', 'hmmer',
             'namd', 'gobmk', 'sjeng', 'povray')

@@ -80,7 +80,10 @@ def format_result(result):
               '  memory moved                     %.2f GiB'
               % r.memory_moved_gib,
               '  CPU quota changes                %d' % r.quota_changes,
-              '  rejected actions                 %d' % r.rejected_actions,
+              '  rejected actions                 %d%s' % (
+                  r.rejected_actions, ' (%s)' % ', '.join(
+                      '%s %d' % kv for kv in r.rejected_reasons)
+                  if r.rejected_reasons else ''),
               '  arrivals with no valid host      %d' % r.no_valid_host,
               '  arrivals the filter redirected   %d' % r.filtered_arrivals,
               '  CPU utilisation                  %.3f' % r.cpu_utilisation,

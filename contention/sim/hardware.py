@@ -348,9 +348,13 @@ class HostModel:
 
     def node_indices_of_socket(self, socket):
         """Indices (into node_ids) of a socket's usable nodes."""
-        return tuple(i for i, n in enumerate(self.node_ids)
-                     if self.sockets[i] == socket
-                     and n not in self.reserved)
+        # Asked for every placement check: cached on the (frozen) model.
+        cache = self.__dict__.setdefault('_socket_nodes', {})
+        if socket not in cache:
+            cache[socket] = tuple(i for i, n in enumerate(self.node_ids)
+                                  if self.sockets[i] == socket
+                                  and n not in self.reserved)
+        return cache[socket]
 
     def usable_node_indices(self):
         return tuple(i for i, n in enumerate(self.node_ids)

@@ -88,7 +88,8 @@ class Problem:
     host_lat: np.ndarray
     host_link_bw: np.ndarray
     host_link_q: np.ndarray
-    #: (H, D, N) SLIT / 10 from each domain's node, 1 where padded.
+    #: (H, D, N) unloaded latency multiplier from each domain's node
+    #: (hardware.remote_latency_factor), 1 where padded.
     host_latency_factor: np.ndarray
     inst_host: np.ndarray
     vcpus: np.ndarray

@@ -25,10 +25,16 @@ vCPUs) to cut its memory traffic indirectly (section 5.2.2).
 from contention import classify
 from contention import cluster
 from contention import policy
-from contention import quota as quota_mod
 from contention.sim.policies import common
 
 MIN_QUOTA = 0.25
+
+
+def _socket_of_node(view, host, node):
+    for socket in view.host(host).sockets:
+        if node in socket.nodes:
+            return socket.id
+    return None
 
 
 def _most_free(free, exclude, need):
@@ -109,7 +115,7 @@ class LocalPolicy(_MerlinBaseline):
         sums = {n: 0.0 for s in host.sockets for n in s.nodes}
         sums.update(common.node_mpki(view, host.name))
         sums = {n: v for n, v in sums.items()
-                if common.socket_of_node(view, host.name, n) is not None}
+                if _socket_of_node(view, host.name, n) is not None}
         if len(sums) < 2:
             return
         heavy = max(sums, key=lambda n: (sums[n], -n))
@@ -122,14 +128,14 @@ class LocalPolicy(_MerlinBaseline):
             need = common.allocated(victim)
             options = [n for n, gap in gap_of.items()
                        if victim.mpki < gap
-                       and common.socket_of_node(view, host.name, n)
+                       and _socket_of_node(view, host.name, n)
                        != victim.socket
-                       and free.get(common.socket_of_node(
+                       and free.get(_socket_of_node(
                            view, host.name, n), 0.0) + 1e-9 >= need]
             if not options:
                 continue
             light = min(options, key=lambda n: (sums[n], n))
-            dest = common.socket_of_node(view, host.name, light)
+            dest = _socket_of_node(view, host.name, light)
             actions.append(cluster.Repin(victim.uuid, host.name, dest,
                                          move_memory=True))
             touched.add(victim.uuid)
@@ -293,19 +299,19 @@ class MerlinPolicy(_MerlinBaseline):
                      else (inst.cpu_quota or 1.0))
             return inst.vcpus * quota, quota
 
-        x = min(movable, key=lambda i: (quota_mod.mc_ic_sensitive(i),
+        x = min(movable, key=lambda i: (common.mc_ic_sensitive(i),
                                         i.mpki or 0.0, i.uuid))
         want, quota = need(x)
         dest = _most_free(free, x.socket, want)
         if dest is not None:                                     # (a)
             return self._move(view, host, x, dest, quota, actions, touched,
-                              memory=quota_mod.mc_ic_sensitive(x))
-        if not quota_mod.mc_ic_sensitive(x):                     # (b)
+                              memory=common.mc_ic_sensitive(x))
+        if not common.mc_ic_sensitive(x):                     # (b)
             partners = sorted(
                 (i for i in view.instances_on(host)
                  if i.socket != x.socket and i.movable
                  and i.uuid not in touched
-                 and not quota_mod.mc_ic_sensitive(i)
+                 and not common.mc_ic_sensitive(i)
                  and free[i.socket] + common.allocated(i) + 1e-9 >= want
                  and free[x.socket] + common.allocated(x) + 1e-9
                  >= common.allocated(i)),

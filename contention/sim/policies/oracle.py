@@ -499,6 +499,22 @@ class OraclePolicy(policy.Policy):
                                                  t).sum())
             return memo[key]
 
+        def prefill(assign):
+            # One batched solve per socket signature for every composition
+            # not solved yet (a 1,000-host start has thousands).
+            missing = {}
+            for k, comp in enumerate(assign):
+                key = (slots[k][2], tuple(comp))
+                if key not in memo:
+                    missing.setdefault(slots[k][2], {})[tuple(comp)] = k
+            for sig, comps in missing.items():
+                items = sorted(comps.items())
+                h, s, _ = slots[items[0][1]]
+                values = self._evaluate(keys, members, [c for c, _ in items],
+                                        h, s, t).sum(axis=1)
+                for (comp, _), v in zip(items, values):
+                    memo[(sig, comp)] = float(v)
+
         def fits(k, comp):
             return (np.dot(comp, vcpu) <= cores[k] + 1e-9
                     and np.dot(comp, mem) <= memory[k] + 1e-6)
@@ -507,6 +523,9 @@ class OraclePolicy(policy.Policy):
             return sum(value(k, c) for k, c in enumerate(assign))
 
         best = [list(c) for c in start]
+        prefill(best)
+        if dealt is not None:
+            prefill(dealt['assignment'])
         best_value = total(best)
         if dealt is not None and all(fits(k, c) for k, c in
                                      enumerate(dealt['assignment'])):
