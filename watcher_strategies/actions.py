@@ -38,7 +38,7 @@ from watcher.common import nova_helper
 from watcher import conf as watcher_conf
 
 from contention import agent_rpc
-from contention.store import api as store_api
+from contention import store as store_api
 
 LOG = log.getLogger(__name__)
 CONF = watcher_conf.CONF

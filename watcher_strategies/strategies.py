@@ -43,7 +43,7 @@ from contention import cluster
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
 from contention import swap
-from contention.store import api as store_api
+from contention import store as store_api
 from watcher_strategies import goal
 from watcher_strategies import planner
 from watcher_strategies import view as view_mod

@@ -21,7 +21,7 @@ from watcher.tests.functional import base
 from watcher.tests.functional import topology
 
 from contention import agent_rpc
-from contention.store import api as store_api
+from contention import store as store_api
 from tests.unit.contention.store import reports
 from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import actions

@@ -13,7 +13,7 @@ from watcher.common import utils
 from watcher.tests.unit import base
 
 from contention import agent_rpc
-from contention.store import api as store_api
+from contention import store as store_api
 from watcher_strategies import actions
 
 A = str(uuidlib.uuid4())
