@@ -216,6 +216,11 @@ class TestBrokerRestart(RabbitCase):
                       for e in r.events
                       if e.startswith(publisher_mod.DROPPED_EVENT + ':'))
         self.assertEqual(publisher.dropped_total, counted)
+        print('FAULT broker_restart: %s' % json.dumps({
+            'outage_s': round(outage_end - outage_start, 1),
+            'collected': total, 'delivered': len(received),
+            'dropped_and_counted': publisher.dropped_total,
+            'buffer': self.BUFFER}, sort_keys=True))
 
 
 class TestRpc(RabbitCase):
