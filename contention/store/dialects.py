@@ -229,3 +229,27 @@ def _profile_statement(name, table, keys):
         return stmt.on_conflict_do_update(index_elements=list(keys),
                                           set_=dict(sets))
     return stmt.on_duplicate_key_update(sets)
+
+
+def replace_rows(conn, table, rows, keys):
+    """Insert ``rows``, overwriting the rows with the same ``keys``.
+
+    One statement per row set (``ON CONFLICT DO UPDATE`` / ``ON DUPLICATE
+    KEY UPDATE``), so two collectors rewriting one row cannot both insert
+    it: the second overwrites the first's, where a DELETE then INSERT made
+    the second fail on the primary key.
+    """
+    if not rows:
+        return
+    names = list(rows[0])
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys),
+            set_={n: stmt.excluded[n] for n in names if n not in keys})
+    else:
+        stmt = mysql.insert(table)
+        stmt = stmt.on_duplicate_key_update(
+            [(n, stmt.inserted[n]) for n in names if n not in keys])
+    conn.execute(stmt, rows)

@@ -251,11 +251,8 @@ class Writer:
             voters[row.image_id].append(row)
         rows = [profile_row(image_id, voters[image_id], now)
                 for image_id in images if voters[image_id]]
-        profiles = models.image_profiles
-        conn.execute(sa.delete(profiles).where(
-            profiles.c.image_id.in_(images)))
-        if rows:
-            conn.execute(sa.insert(profiles), rows)
+        dialects.replace_rows(conn, models.image_profiles, rows,
+                              ('image_id',))
 
     def record_rejection(self, reason, n=1):
         """Count ``n`` reports rejected for ``reason`` (``rejected:<reason>``)."""
