@@ -21,7 +21,8 @@ import time
 from oslo_config import cfg
 import sqlalchemy as sa
 
-from contention.store import api
+from contention import reportview
+from contention import store as api
 from contention.store import opts as store_opts
 
 DEFAULT_CONFIG = '/etc/contention/collector.conf'
@@ -71,7 +72,7 @@ def _instance(report, rec):
     m = rec.metrics
     return {
         'uuid': rec.uuid, 'name': rec.name, 'image_id': rec.image_id,
-        'node': api.dominant_node(rec, report.topology),
+        'node': reportview.dominant_node(rec, report.topology),
         'vcpus': rec.vcpus, 'cpu_util': m.cpu_util, 'ipc': m.ipc,
         'mpki': m.mpki, 'mf': m.mf, 'mem_bw_bps': m.mem_bw_total_bps,
         'merlin_class': rec.merlin_class,
