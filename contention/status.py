@@ -22,7 +22,7 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from contention import reportview
-from contention.store import api
+from contention import store as api
 from contention.store import opts as store_opts
 
 DEFAULT_CONFIG = '/etc/contention/collector.conf'

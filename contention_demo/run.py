@@ -28,7 +28,7 @@ from contention import policy
 from contention.sim import cmd as sim_cmd
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
-from contention.store import api as store_api
+from contention import store as store_api
 from contention_demo import report as report_mod
 
 #: Agent cycles per telemetry round (the first gives no rates: counters

@@ -3,7 +3,7 @@
 * the model, loaded once and reloaded when its file changes (a missing or
   invalid file logs one error per file version and leaves the weigher
   neutral);
-* the telemetry store behind a :class:`~contention.store.api.CachedReader`
+* the telemetry store behind a :class:`~contention.store.CachedReader`
   (one read per TTL, whatever the number of hosts or requests);
 * the instance profile of a request (hint > flavor > image > prior);
 * the landing cell(s) of a request on a host (:class:`LandingPredictor`).
@@ -22,7 +22,7 @@ from oslo_utils import strutils
 
 from contention.perfmodel import features
 from contention.perfmodel import persist
-from contention.store import api as store_api
+from contention import store as store_api
 from nova_filters import landing
 
 LOG = logging.getLogger(__name__)

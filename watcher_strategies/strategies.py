@@ -50,8 +50,8 @@ from contention.perfmodel import mixes
 from contention.perfmodel import persist
 from contention import reportview
 from contention import swap
+from contention import store as store_api
 from contention.swap import params as params_mod
-from contention.store import api as store_api
 from watcher_strategies import goal
 from watcher_strategies import planner
 from watcher_strategies import view as view_mod

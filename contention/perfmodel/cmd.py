@@ -116,7 +116,7 @@ def _interference_data(args):
             # evaluate scores the named workloads only
             synthetic=getattr(args, 'synthetic', 0),
             copies_samples=getattr(args, 'copies_samples', 0))
-    from contention.store import api
+    from contention import store as api
     store = api.open_store(args.from_store)
     try:
         since = None if args.since is None else time.time() - args.since

@@ -19,7 +19,7 @@ from oslo_utils.fixture import uuidsentinel
 
 from contention import report
 from contention.perfmodel import persist
-from contention.store import api as store_api
+from contention import store as store_api
 import nova_filters
 from nova_filters import landing
 from nova_filters import opts

@@ -103,7 +103,7 @@ class TestTrainModel(testtools.TestCase):
     def test_no_data_anywhere_gives_no_model_and_says_why(self):
         from contention.perfmodel import datasets
         from contention.perfmodel import train
-        from contention.store import api
+        from contention import store as api
 
         def unavailable(*a, **kw):
             raise datasets.SimulatorUnavailable('no simulator here')

@@ -16,7 +16,7 @@ from watcher.tests.unit.decision_engine.strategy.strategies import \
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.perfmodel import train
-from contention.store import api as store_api
+from contention import store as store_api
 from contention import swap
 from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import opts

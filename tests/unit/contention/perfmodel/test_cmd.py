@@ -15,7 +15,7 @@ from contention.perfmodel import machine
 from contention.perfmodel import persist
 from contention.perfmodel import scoring
 from contention.perfmodel import train as train_mod
-from contention.store import api
+from contention import store as api
 from tests.unit.contention.perfmodel import test_models
 from tests.unit.contention.store import reports as store_reports
 
