@@ -273,8 +273,7 @@ class LibvirtSource(base.Source):
                 allowed.update(itertools.compress(range(len(cpumap)),
                                                   cpumap))
             cpuset = tuple(sorted(allowed))
-        policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
-                                       self._dedicated)
+        policy = domain_xml.cpu_policy(info, self._dedicated)
         return dict(uuid=info.uuid, name=info.nova_name or info.name,
                     vcpus=info.vcpus, memory_mib=info.memory_mib,
                     flavor=info.flavor, image_id=info.image_id,
