@@ -76,6 +76,25 @@ def _no_domain(exc):
     return exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN
 
 
+def _gone(dom, exc):
+    """Whether ``exc``, raised by a call on ``dom``, means it stopped.
+
+    A domain that was destroyed is ``VIR_ERR_NO_DOMAIN`` if it was
+    transient, but a persistent one (every Nova instance) stays defined,
+    and while or after ``virsh destroy`` runs the calls that need a running
+    domain fail with ``VIR_ERR_OPERATION_INVALID`` ("domain is not
+    running"). That code has other meanings too, so the domain is asked.
+    """
+    if _no_domain(exc):
+        return True
+    if exc.get_error_code() != libvirt.VIR_ERR_OPERATION_INVALID:
+        return False
+    try:
+        return not dom.isActive()
+    except libvirt.libvirtError as again:
+        return _no_domain(again)
+
+
 def _sum_vcpu(stats, vcpus, field):
     """Sum ``vcpu.<n>.<field>`` over the online vCPUs.
 
@@ -146,6 +165,8 @@ class LibvirtSource(base.Source):
         self._topology_note = None
         self._parsed = {}
         self._perf_done = set()
+        #: (uuid, domain id) of the domains reported with per-vCPU times.
+        self._vcpu_times = set()
         self._perf_problem = None
         self._quota_problem = None
 
@@ -206,7 +227,7 @@ class LibvirtSource(base.Source):
             dom.setPerfEvents({event: True for event in self._perf_events},
                               libvirt.VIR_DOMAIN_AFFECT_LIVE)
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 raise
             if self._perf_problem is None:
                 LOG.warning('Cannot enable perf events %(events)s: %(err)s. '
@@ -236,7 +257,7 @@ class LibvirtSource(base.Source):
             # the running domain's live values.
             params = dom.schedulerParameters()
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 raise
             if self._quota_problem is None:
                 LOG.warning('Cannot read the CPU quota of domain %(uuid)s: '
@@ -259,7 +280,7 @@ class LibvirtSource(base.Source):
             vcpu_info, cpumaps = dom.vcpus()
             cpu_quota, notes = self._cpu_quota(dom)
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 return None
             raise
         vcpu_cpus = tuple(entry[3] for entry in vcpu_info)
@@ -287,16 +308,17 @@ class LibvirtSource(base.Source):
         try:
             pairs = conn.domainListGetStats(doms, STATS, 0)
         except libvirt.libvirtError as exc:
-            if not _no_domain(exc):
+            if not (_no_domain(exc) or exc.get_error_code()
+                    == libvirt.VIR_ERR_OPERATION_INVALID):
                 raise
-            # One domain vanished and took the bulk call with it: ask per
-            # domain so the others keep their counters.
+            # One domain vanished or stopped and took the bulk call with
+            # it: ask per domain so the others keep their counters.
             pairs = []
             for dom in doms:
                 try:
                     pairs.extend(conn.domainListGetStats([dom], STATS, 0))
                 except libvirt.libvirtError as exc:
-                    if not _no_domain(exc):
+                    if not _gone(dom, exc):
                         raise
         return {dom.UUIDString(): stats for dom, stats in pairs}
 
@@ -351,6 +373,15 @@ class LibvirtSource(base.Source):
                                          for k in dom_stats)
             counters, notes = counters_from_stats(dom_stats,
                                                   fields['vcpus'])
+            key = (fields['uuid'], int(fields['incarnation']))
+            if CPU_TIME_FROM_TOTAL not in notes:
+                self._vcpu_times.add(key)
+            elif key in self._vcpu_times:
+                # Per-vCPU times until now, only the domain's total (with
+                # its emulator threads) this time: a domain stopping under
+                # us. A delta between the two would be nonsense.
+                counters['cpu_time_ns'] = None
+                notes = ()
             instances.append(base.InstanceSample(
                 counters=counters,
                 **dict(fields, notes=fields['notes'] + notes)))
@@ -374,5 +405,6 @@ class LibvirtSource(base.Source):
 
     def _forget_gone(self, present):
         self._perf_done &= present
+        self._vcpu_times &= present
         if len(self._parsed) > 2 * max(len(present), 16):
             self._parsed.clear()

@@ -213,6 +213,76 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertEqual([keep.uuid], [i.uuid for i in sample.instances])
         self.assertIn('domains_vanished_mid_collection:1', sample.events)
 
+    def _stopping(self, dom, call):
+        """``call`` on ``dom`` fails as while ``virsh destroy`` runs on a
+        persistent domain: VIR_ERR_OPERATION_INVALID, not NO_DOMAIN."""
+        def refuse(*args, **kwargs):
+            dom.calls.append(call)
+            dom.active = False
+            raise fake_libvirt.error(
+                libvirt.VIR_ERR_OPERATION_INVALID,
+                'Requested operation is not valid: domain is not running')
+        setattr(dom, call, refuse)
+
+    def test_persistent_domain_stopping_is_left_out_alone(self):
+        for call in ('vcpus', 'schedulerParameters', 'setPerfEvents'):
+            keep = self.conn.add()
+            stopping = self.conn.add()
+            self._stopping(stopping, call)
+            sample = self.collect()
+            self.assertTrue(sample.status.available, call)
+            self.assertEqual([keep.uuid],
+                             [i.uuid for i in sample.instances], call)
+            self.assertIn('domains_vanished_mid_collection:1',
+                          sample.events)
+            self.conn.domains = []
+
+    def test_stopping_domain_in_the_bulk_stats_call(self):
+        keep = self.conn.add()
+        stopping = self.conn.add()
+        keep.advance(1)
+        real = self.conn.domainListGetStats
+
+        def stats(doms, stats=0, flags=0):
+            if stopping in doms:
+                stopping.active = False
+                raise fake_libvirt.error(
+                    libvirt.VIR_ERR_OPERATION_INVALID,
+                    'Requested operation is not valid: domain is not '
+                    'running')
+            return real(doms, stats, flags)
+        self.conn.domainListGetStats = stats
+        sample = self.collect()
+        self.assertTrue(sample.status.available)
+        found = self.by_uuid(sample)
+        self.assertEqual(keep.counters['instructions'],
+                         found[keep.uuid].counters['instructions'])
+        self.assertIn(libvirt_source.VANISHED, found[stopping.uuid].notes)
+
+    def test_operation_invalid_on_a_running_domain_is_an_error(self):
+        dom = self.conn.add()
+
+        def refuse():
+            raise fake_libvirt.error(libvirt.VIR_ERR_OPERATION_INVALID,
+                                     'Requested operation is not valid')
+        dom.vcpus = refuse
+        self.assertFalse(self.collect().status.available)
+
+    def test_cpu_time_never_switches_to_the_domain_total(self):
+        # A domain stopping between listing and stats loses its vCPU
+        # stats but still has cpu.time (emulator threads included): its
+        # cpu_time_ns is unknown, not a mix of the two counters.
+        dom = self.conn.add()
+        dom.advance(10)
+        self.collect()
+        dom.vcpu_stats = False
+        inst = self.by_uuid(self.source.collect(0))[dom.uuid]
+        self.assertIsNone(inst.counters['cpu_time_ns'])
+        self.assertNotIn(libvirt_source.CPU_TIME_FROM_TOTAL, inst.notes)
+        dom.restart()
+        inst = self.by_uuid(self.source.collect(0))[dom.uuid]
+        self.assertIn(libvirt_source.CPU_TIME_FROM_TOTAL, inst.notes)
+
     def _vanish_before_stats(self, mode):
         self.conn.stats_on_gone = mode
         keep = self.conn.add()
