@@ -190,24 +190,33 @@ class LibvirtSource(base.Source):
     # -- topology ----------------------------------------------------------
 
     def _read_topology(self, conn):
+        """The host topology, re-parsed when the capabilities XML changes.
+
+        The XML changes for reasons that are not the topology: on a host
+        without DMI data libvirtd invents a random host uuid at every
+        start. A topology equal to the last one is kept (the same
+        object), so only a real change is logged.
+        """
         caps = conn.getCapabilities()
         if caps == self._caps_xml:
             return self._topology
         topology = topology_parse.from_capabilities_xml(caps, self._host)
+        note = None
         try:
             sysfs = topology_parse.from_sysfs(self._sysfs_root, self._host)
             topology = topology_parse.merge(topology, sysfs)
-            self._topology_note = None
         except topology_parse.TopologyError as exc:
             # e.g. the test driver's invented host, or no NUMA in sysfs:
             # libvirt's view is what Nova pins against, keep it alone.
-            self._topology_note = ('topology from libvirt only (sysfs not '
-                                   'used: %s)' % exc)
-        if self._topology_note:
-            LOG.warning('Host topology: %s', self._topology_note)
+            note = 'topology from libvirt only (sysfs not used: %s)' % exc
+        self._caps_xml = caps
+        if topology == self._topology and note == self._topology_note:
+            return self._topology
+        if note:
+            LOG.warning('Host topology: %s', note)
         if self._topology is not None:
             LOG.info('Host topology changed; re-read it')
-        self._caps_xml = caps
+        self._topology_note = note
         self._topology = topology
         return topology
 

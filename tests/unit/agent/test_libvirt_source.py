@@ -1,5 +1,8 @@
 """The libvirt source against a fake connection shaped like the real API."""
 
+import uuid
+
+import fixtures
 import libvirt
 
 from compute_agent import libvirt_connection
@@ -48,6 +51,20 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertIs(first, self.source.collect(0).topology)
         self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
         self.assertEqual('amd', self.source.collect(0).topology.cpu_vendor)
+
+    def test_new_host_uuid_is_not_a_topology_change(self):
+        # libvirtd invents a host uuid at every start where there is no
+        # DMI data; the topology is the same.
+        logger = self.useFixture(fixtures.FakeLogger(
+            name='compute_agent.sources.libvirt_source'))
+        first = self.collect().topology
+        self.conn.capabilities = self.conn.capabilities.replace(
+            '<host>', '<host>\n    <uuid>%s</uuid>' % uuid.uuid4(), 1)
+        self.assertIs(first, self.source.collect(0).topology)
+        self.assertNotIn('changed', logger.output)
+        self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
+        self.assertEqual('amd', self.source.collect(0).topology.cpu_vendor)
+        self.assertIn('Host topology changed', logger.output)
 
     def test_nova_metadata_and_placement(self):
         dom = self.conn.add(name='web-1', vcpus=2, memory_mib=4096,
