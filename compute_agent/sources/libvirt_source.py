@@ -314,6 +314,8 @@ class LibvirtSource(base.Source):
 
     def _stats(self, conn, doms):
         """uuid -> stats dict; a domain that vanished has no entry."""
+        if not doms:
+            return {}   # libvirt refuses an empty list (INVALID_ARG)
         try:
             pairs = conn.domainListGetStats(doms, STATS, 0)
         except libvirt.libvirtError as exc:

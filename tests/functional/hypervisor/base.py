@@ -51,10 +51,6 @@ class HypervisorCase(oslo_base.BaseTestCase):
         self.conn = libvirt.open(self.libvirtd.uri)
         self.addCleanup(self._close_conn)
         self.virt_type = 'kvm' if kvm_usable() else 'qemu'
-        self.busy_disk = guests.boot_disk(
-            os.path.join(self.tmp, 'busy.img'), guests.BUSY)
-        self.idle_disk = guests.boot_disk(
-            os.path.join(self.tmp, 'idle.img'), guests.IDLE)
         self.host = 'hyp-%s' % uuid.uuid4().hex[:8]
         self.conf = self.agent_conf()
 
@@ -85,10 +81,12 @@ class HypervisorCase(oslo_base.BaseTestCase):
         """Define and start a Nova-shaped guest; gone at cleanup."""
         dom_uuid = str(uuid.uuid4())
         self.libvirtd.guest_uuids.add(dom_uuid)
-        xml = guests.domain_xml(
-            '%s-%s' % (name, dom_uuid[:6]),
-            self.busy_disk if busy else self.idle_disk, uuid=dom_uuid,
-            virt_type=self.virt_type, **kwargs)
+        name = '%s-%s' % (name, dom_uuid[:6])
+        # One disk each: QEMU locks its images.
+        disk = guests.boot_disk(os.path.join(self.tmp, name + '.img'),
+                                guests.BUSY if busy else guests.IDLE)
+        xml = guests.domain_xml(name, disk, uuid=dom_uuid,
+                                virt_type=self.virt_type, **kwargs)
         dom = self.conn.defineXML(xml)
         dom.create()
         return dom

@@ -140,11 +140,32 @@ class PrivateLibvirtd(fixtures.Fixture):
                 except libvirt.libvirtError:
                     pass
                 else:
-                    conn.close()
-                    return
+                    try:
+                        if self._reconnected(conn):
+                            return
+                    finally:
+                        conn.close()
             time.sleep(0.1)
         raise RuntimeError('libvirtd did not answer within %.0f s: %s'
                            % (self.START_TIMEOUT, self._tail()))
+
+    @staticmethod
+    def _reconnected(conn):
+        """Whether the daemon took its running guests back.
+
+        After a restart libvirtd reconnects to each running QEMU in a
+        thread of its own; until it has, the guest's cgroups are unknown
+        ("cgroup CPU controller is not mounted"). A test restarts the
+        daemon to see what the agent does after a restart, not in the
+        middle of one.
+        """
+        try:
+            for dom in conn.listAllDomains(
+                    libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE):
+                dom.schedulerParameters()
+        except libvirt.libvirtError:
+            return False
+        return True
 
     def stop(self):
         """Stop the daemon (its guests keep running, as with systemd)."""

@@ -416,6 +416,12 @@ class FakeConnection(object):
     def domainListGetStats(self, doms, stats=0, flags=0):
         self._check()
         self.stats_calls += 1
+        if not doms:
+            # libvirt 9.0 refuses an empty list.
+            raise error(libvirt.VIR_ERR_INVALID_ARG,
+                        'invalid argument: doms array in '
+                        'virDomainListGetStats must contain at least one '
+                        'domain')
         result = []
         for dom in doms:
             if dom.gone or (dom.uuid, 'stats') in self.hooks:

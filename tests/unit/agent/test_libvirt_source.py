@@ -1,9 +1,12 @@
 """The libvirt source against a fake connection shaped like the real API."""
 
+import subprocess
+import sys
 import uuid
 
 import fixtures
 import libvirt
+import testtools
 
 from compute_agent import libvirt_connection
 from compute_agent.sources import libvirt_source
@@ -51,6 +54,12 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertIs(first, self.source.collect(0).topology)
         self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
         self.assertEqual('amd', self.source.collect(0).topology.cpu_vendor)
+
+    def test_host_without_domains_is_available(self):
+        sample = self.collect()
+        self.assertTrue(sample.status.available, sample.status.reason)
+        self.assertEqual((), sample.instances)
+        self.assertIsNotNone(sample.topology)
 
     def test_new_host_uuid_is_not_a_topology_change(self):
         # libvirtd invents a host uuid at every start where there is no
@@ -401,3 +410,26 @@ class TestConnectionBackoff(base.AgentTestCase):
             clock.advance(1)
         # Attempts at t=0, 1, 3, 7, 11: waits 1, 2, 4, 4.
         self.assertEqual([1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5], attempts)
+
+
+class TestLibvirtErrorsStayOffStderr(testtools.TestCase):
+
+    def test_handled_errors_are_not_printed(self):
+        # libvirt-python's default handler writes every error to the C
+        # stderr, handled or not; the agent's connection routes them to
+        # its debug log. A child process, to see the real file descriptor.
+        code = '\n'.join([
+            'import libvirt',
+            'from compute_agent import libvirt_connection',
+            "libvirt_connection.LibvirtConnection('test:///default')",
+            "conn = libvirt.open('test:///default')",
+            'try:',
+            "    conn.lookupByName('no-such-domain')",
+            'except libvirt.libvirtError as exc:',
+            '    assert exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN',
+            "print('ok')",
+        ])
+        proc = subprocess.run([sys.executable, '-c', code],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual('ok\n', proc.stdout, proc.stderr)
+        self.assertNotIn('libvirt:', proc.stderr)
