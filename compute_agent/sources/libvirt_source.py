@@ -60,6 +60,14 @@ XML_FLAGS = libvirt.VIR_DOMAIN_XML_INACTIVE
 #: Note on an instance whose CPU cap libvirt could not report.
 QUOTA_UNAVAILABLE = 'cpu_quota_unavailable'
 
+#: Note on a capped instance whose vcpu_delay_ns is left null: libvirt's
+#: vCPU delay (schedstat run_delay) also counts the time the CFS quota
+#: throttled the vCPU, which is the cap working, not contention.
+DELAY_WITH_THROTTLING = 'vcpu_delay_includes_throttling'
+
+PERF_OFF = ('perf events off: [agent] perf_events is empty, so the '
+            'instructions/cycles/cache counters are null')
+
 NO_PERF_STATS = ('no perf.* counters in libvirt\'s domain stats: the perf '
                  'events are off or this libvirt driver does not count '
                  'them (see doc/agent.md, "perf events")')
@@ -384,6 +392,9 @@ class LibvirtSource(base.Source):
                                          for k in dom_stats)
             counters, notes = counters_from_stats(dom_stats,
                                                   fields['vcpus'])
+            if fields['cpu_quota'] is not None:
+                counters['vcpu_delay_ns'] = None
+                notes += (DELAY_WITH_THROTTLING,)
             key = (fields['uuid'], int(fields['incarnation']))
             if CPU_TIME_FROM_TOTAL not in notes:
                 self._vcpu_times.add(key)
@@ -392,15 +403,19 @@ class LibvirtSource(base.Source):
                 # its emulator threads) this time: a domain stopping under
                 # us. A delta between the two would be nonsense.
                 counters['cpu_time_ns'] = None
-                notes = ()
+                notes = tuple(n for n in notes if n != CPU_TIME_FROM_TOTAL)
             instances.append(base.InstanceSample(
                 counters=counters,
                 **dict(fields, notes=fields['notes'] + notes)))
         self._forget_gone({(fields['uuid'], int(fields['incarnation']))
                            for _, fields in found})
+        if perf_seen:
+            # Counting now: an earlier failure to enable them is over.
+            self._perf_problem = None
         reasons = [self._perf_problem, self._topology_note]
-        if self._perf_events and found and not perf_seen and (
-                self._perf_problem is None):
+        if not self._perf_events:
+            reasons.append(PERF_OFF)
+        elif found and not perf_seen and self._perf_problem is None:
             reasons.append(NO_PERF_STATS)
         reasons = [r for r in reasons if r]
         events = self._connection.pop_events()

@@ -105,7 +105,8 @@ class TestLibvirtSource(base.AgentTestCase):
         found = self.by_uuid(self.collect())
         self.assertEqual(0.25, found[capped.uuid].cpu_quota)
         self.assertIsNone(found[free.uuid].cpu_quota)
-        self.assertEqual((), found[capped.uuid].notes)
+        self.assertEqual((libvirt_source.DELAY_WITH_THROTTLING,),
+                         found[capped.uuid].notes)
         # What set_cpu_quota changes shows in the next cycle.
         capped.sched.update(vcpu_quota=-1)
         self.assertIsNone(self.by_uuid(
@@ -178,7 +179,32 @@ class TestLibvirtSource(base.AgentTestCase):
         dom = self.conn.add()
         sample = self.collect()
         self.assertNotIn('setPerfEvents', dom.calls)
-        self.assertNotIn('perf', sample.status.reason)
+        # The counters are null, and the status says why.
+        self.assertIsNone(sample.instances[0].counters['instructions'])
+        self.assertIn(libvirt_source.PERF_OFF, sample.status.reason)
+
+    def test_perf_problem_clears_once_perf_counts(self):
+        self.conn.add(perf_supported=False)
+        self.assertIn('perf events unavailable',
+                      self.collect().status.reason)
+        self.conn.domains = []
+        self.conn.add()
+        sample = self.source.collect(0)
+        self.assertIsNotNone(sample.instances[0].counters['instructions'])
+        self.assertNotIn('perf', sample.status.reason or '')
+
+    def test_delay_of_a_capped_instance_is_null_and_noted(self):
+        capped = self.conn.add()
+        capped.sched.update(vcpu_quota=30000, vcpu_period=100000)
+        free = self.conn.add()
+        capped.advance(5)
+        free.advance(5)
+        found = self.by_uuid(self.collect())
+        self.assertIsNone(found[capped.uuid].counters['vcpu_delay_ns'])
+        self.assertIn(libvirt_source.DELAY_WITH_THROTTLING,
+                      found[capped.uuid].notes)
+        self.assertEqual(sum(free.vcpu_delay),
+                         found[free.uuid].counters['vcpu_delay_ns'])
 
     def test_perf_unsupported_is_null_and_said(self):
         dom = self.conn.add(perf_supported=False)
