@@ -120,8 +120,11 @@ class HypervisorCase(oslo_base.BaseTestCase):
             return int(f.read().split()[0])
 
     def wait_idle(self, dom, timeout=60.0):
-        """Wait until the guest's vCPU 0 stops running (it reached its
-        ``hlt``; SeaBIOS takes seconds under nested KVM)."""
+        """Wait until the guest's vCPU 0 stops running.
+
+        That is, it reached its ``hlt``; SeaBIOS takes seconds under
+        nested KVM.
+        """
         tid = self.vcpu_threads(self.qemu_pid(dom.UUIDString()))[0]
         deadline = time.monotonic() + timeout
         last = self.thread_cpu_ns(tid)
@@ -170,8 +173,11 @@ class HypervisorCase(oslo_base.BaseTestCase):
 
     @staticmethod
     def guest_memory_mib(pid):
-        """MiB per node of the anonymous/hugetlbfs/memfd mappings,
-        counted here line by line from numa_maps."""
+        """MiB per node of the anonymous/hugetlbfs/memfd mappings.
+
+        Counted here line by line from numa_maps, independently of the
+        agent's parser.
+        """
         per_node = {}
         with open('/proc/%d/numa_maps' % pid) as f:
             for line in f:

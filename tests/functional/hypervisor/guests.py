@@ -39,9 +39,9 @@ def domain_xml(name, disk, *, uuid=None, vcpus=1, memory_mib=32,
                period_us=100000, numa_nodeset=None, extra_specs=None,
                virt_type='kvm', flavor='m1.tiny', project_id=None,
                image_id=None):
-    """A domain as Nova's libvirt driver defines it, minus the devices
-    a booted-from-firmware guest does not need.
+    """A domain as Nova's libvirt driver defines it.
 
+    Minus the devices a guest that boots from its firmware does not need.
     :param vcpupin: vCPU -> cpuset string.
     """
     uuid = uuid or str(uuid_mod.uuid4())

@@ -97,10 +97,9 @@ def domain_xml(uuid, name, vcpus, memory_mib, *, nova=True, vcpupin=None,
         lines.append("    <vcpupin vcpu='%d' cpuset='%s'/>" % (vcpu, cpus))
     lines.append('  </cputune>')
     if numa_nodeset is not None:
-        lines += ['  <numatune>',
-                  "    <memory mode='%s' nodeset='%s'/>" % (numa_mode,
-                                                          numa_nodeset),
-                  '  </numatune>']
+        memory = "    <memory mode='%s' nodeset='%s'/>" % (
+            numa_mode, numa_nodeset)
+        lines += ['  <numatune>', memory, '  </numatune>']
     lines += ['  <sysinfo type="smbios"><system>',
               '    <entry name="manufacturer">OpenStack Foundation</entry>',
               '    <entry name="serial">%s</entry>' % uuid,

@@ -266,8 +266,10 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertIn('domains_vanished_mid_collection:1', sample.events)
 
     def _stopping(self, dom, call):
-        """``call`` on ``dom`` fails as while ``virsh destroy`` runs on a
-        persistent domain: VIR_ERR_OPERATION_INVALID, not NO_DOMAIN."""
+        """``call`` on ``dom`` fails as while ``virsh destroy`` runs.
+
+        On a persistent domain: VIR_ERR_OPERATION_INVALID, not NO_DOMAIN.
+        """
         def refuse(*args, **kwargs):
             dom.calls.append(call)
             dom.active = False
