@@ -77,14 +77,20 @@ class HypervisorCase(oslo_base.BaseTestCase):
         self._close_conn()
         self.conn = libvirt.open(self.libvirtd.uri)
 
-    def guest(self, name, busy=True, **kwargs):
-        """Define and start a Nova-shaped guest; gone at cleanup."""
+    def guest(self, name, busy=True, program=None, **kwargs):
+        """Define and start a Nova-shaped guest; gone at cleanup.
+
+        It runs ``program`` (a boot sector, :mod:`guests`), by default a
+        busy or a halted vCPU.
+        """
         dom_uuid = str(uuid.uuid4())
         self.libvirtd.guest_uuids.add(dom_uuid)
         name = '%s-%s' % (name, dom_uuid[:6])
         # One disk each: QEMU locks its images.
+        if program is None:
+            program = guests.BUSY if busy else guests.IDLE
         disk = guests.boot_disk(os.path.join(self.tmp, name + '.img'),
-                                guests.BUSY if busy else guests.IDLE)
+                                program)
         xml = guests.domain_xml(name, disk, uuid=dom_uuid,
                                 virt_type=self.virt_type, **kwargs)
         dom = self.conn.defineXML(xml)

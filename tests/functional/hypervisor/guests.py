@@ -14,6 +14,7 @@ instances, ``<emulatorpin>``, a CFS cap (``quota:cpu_quota``) and
 """
 
 import os
+import struct
 import uuid as uuid_mod
 from xml.sax import saxutils
 
@@ -22,6 +23,54 @@ NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
 #: Boot sector programs (real mode, loaded at 0x7c00).
 BUSY = b'\xeb\xfe'              # jmp $
 IDLE = b'\xfa\xf4\xeb\xfd'      # cli; hlt; jmp -3
+
+
+#: A memory walker (GNU as, ``.code16``, linked at 0): it enables A20,
+#: enters "unreal" mode (a 4 GiB data segment limit kept in real mode),
+#: then forever adds 1 to the dword at ``base + (i * stride & mask)`` for
+#: ``count`` steps and increments the pass counter at physical 0x500, which
+#: the host reads through QEMU's monitor. Its parameters are the four
+#: dwords at offset 0x1e0 (:func:`walker`)::
+#:
+#:     cli; xor ax,ax; mov ds,ax; mov ss,ax; mov sp,0x7c00
+#:     in al,0x92; or al,2; and al,0xfe; out 0x92,al     ; A20
+#:     lgdt [gdt_desc]; mov eax,cr0; or al,1; mov cr0,eax; jmp $+2
+#:     mov bx,8; mov ds,bx; and al,0xfe; mov cr0,eax; jmp $+2
+#:     xor ax,ax; mov ds,ax
+#:     mov esi,[0x7de0]; mov edx,[0x7de4]; mov ebp,[0x7de8]
+#:     xor edi,edi; mov eax,1
+#: outer: mov ecx,[0x7dec]
+#: inner: add [esi+edi],eax; add edi,edx; and edi,ebp; dec ecx; jnz inner
+#:     inc dword [0x500]; jmp outer
+#:     gdt: null, flat data (0x00cf92000000ffff); gdt_desc: limit 15
+WALKER = bytes.fromhex(
+    'fa31c08ed88ed0bc007ce4920c0224fee692660f0116787c0f20c00c010f22c0eb00'
+    'bb08008edb24fe0f22c0eb0031c08ed8668b36e07d668b16e47d668b2ee87d6631ff'
+    '66b801000000668b0eec7d676601043e6601d76621ef664975f166ff060005ebe5'
+    '8d74000000000000000000ffff00000092cf000f00687c0000')
+#: Guest-physical address of the walker's pass counter.
+PASS_COUNTER = 0x500
+
+
+def walker(base, size, stride):
+    """The boot program walking ``size`` bytes at ``base``.
+
+    ``size`` is a power of two, walked in steps of ``stride`` bytes; one
+    pass is size / 64 steps.
+
+    A stride of 64 streams through memory (the prefetchers' best case, a
+    bandwidth and cache hog); an odd multiple of 64 larger than a page
+    visits every cache line in an order the prefetchers cannot follow
+    (latency-bound, sensitive to what the cache keeps).
+    """
+    if size & (size - 1) or stride % 64:
+        raise ValueError('size must be a power of two, stride a multiple '
+                         'of 64')
+    program = bytearray(0x1f0)
+    program[:len(WALKER)] = WALKER
+    program[0x1e0:0x1f0] = struct.pack('<4I', base, stride, size - 1,
+                                       size // 64)
+    return bytes(program)
 
 
 def boot_disk(path, program):
