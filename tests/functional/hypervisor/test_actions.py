@@ -8,6 +8,10 @@ the kernel applies it: the vCPU thread's ``Cpus_allowed_list`` and its
 cgroup's CFS quota.
 """
 
+# First: oslo_messaging's import picks oslo.service's eventlet backend
+# unless compute_agent registered threading as the default before.
+import compute_agent  # noqa: F401
+
 import os
 import signal
 import subprocess
