@@ -48,7 +48,13 @@ check() {
 }
 
 for extra in "${extras[@]}"; do
-    if ! (check "$extra"); then
+    # Not "if ! check": errexit is off inside a condition, and a failing
+    # step must fail the extra.
+    set +e
+    (set -e; check "$extra")
+    rc=$?
+    set -e
+    if [ "$rc" -ne 0 ]; then
         echo "check-install: $extra: FAILED"
         failed+=("$extra")
     fi
