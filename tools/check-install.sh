@@ -16,7 +16,15 @@ extras=("$@")
 # The scripts every install has; the agent's needs the agent extra.
 core_scripts=(contention-collector contention-train contention-sim contention-status)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# pip builds the wheel in the source tree (setuptools' build/): leave the
+# tree as it was found.
+had_build=false
+[ -e build ] && had_build=true
+cleanup() {
+    rm -rf "$work"
+    "$had_build" || rm -rf build
+}
+trap cleanup EXIT
 failed=()
 
 check() {
