@@ -8,6 +8,7 @@ import oslo_messaging
 
 from compute_agent import actions
 from compute_agent import cmd
+from compute_agent import libvirt_connection
 from compute_agent import rpc
 from contention import agent_rpc
 from contention import topology_parse
@@ -23,7 +24,9 @@ class ActionsTestCase(base.AgentTestCase):
         super().setUp()
         self.topology = topology_parse.from_capabilities_xml(
             base.INTEL_CAPS, 'compute-1')
-        self.connection = mock.Mock(get=mock.Mock(return_value=self.conn))
+        self.opener = fake_libvirt.FakeOpener(self.conn)
+        self.connection = libvirt_connection.LibvirtConnection(
+            'qemu:///system', opener=self.opener)
         self.actions = self.make(shared_cpus=SHARED)
         self.dom = self.conn.add(vcpus=2, cpus_on=[0, 1])
 
@@ -65,6 +68,23 @@ class TestRepin(ActionsTestCase):
                                             move_memory=True)
         self.assertFalse(again['changed'])
         self.assertEqual(1, self.dom.calls.count('setNumaParameters'))
+
+    def test_memory_of_a_strict_numatune_is_refused_first(self):
+        # Nova writes mode='strict'; libvirt 9.0 moves the nodeset of a
+        # running domain only in restrictive mode. The refusal comes
+        # before any change and says what to do instead.
+        dom = self.conn.add(vcpus=2, cpus_on=[0, 1],
+                            xml_kwargs={'numa_nodeset': '0'})
+        exc = self.assertRaises(actions.ActionError,
+                                self.actions.repin_instance, dom.uuid,
+                                node=1, move_memory=True)
+        self.assertIn('numatune mode strict', str(exc))
+        self.assertIn('without move_memory', str(exc))
+        self.assertNotIn('setNumaParameters', dom.calls)
+        self.assertNotIn('pinVcpu', dom.calls)
+        # Without move_memory its vCPUs move.
+        self.actions.repin_instance(dom.uuid, node=1)
+        self.assertEqual({frozenset(range(10, 18))}, self.affinity(dom))
 
     def test_memory_refused_leaves_the_vcpus(self):
         def refuse(params, flags=0):
@@ -185,6 +205,27 @@ class TestRepin(ActionsTestCase):
                                 self.actions.repin_instance, self.dom.uuid,
                                 node=0)
         self.assertIn('vanished', str(exc))
+
+    def test_recovers_from_a_libvirtd_restart(self):
+        # The first call after a restart fails on the old socket; the
+        # action reconnects and succeeds, and so do the next ones.
+        self.actions.repin_instance(self.dom.uuid, cpus='3')
+        self.conn.alive = False
+        result = self.actions.repin_instance(self.dom.uuid, cpus='4')
+        self.assertEqual([4], result['cpus'])
+        self.assertEqual({frozenset([4])}, self.affinity())
+        self.assertEqual(2, self.opener.calls)
+        self.assertFalse(
+            self.actions.set_cpu_quota(self.dom.uuid, -1)['changed'])
+
+    def test_libvirtd_down_is_a_clear_error(self):
+        self.actions.repin_instance(self.dom.uuid, cpus='3')
+        self.conn.alive = False
+        self.opener.failures = 1
+        exc = self.assertRaises(actions.ActionError,
+                                self.actions.set_cpu_quota, self.dom.uuid,
+                                50000)
+        self.assertIn('cannot connect to libvirt', str(exc))
 
     def test_no_topology_yet(self):
         self.topology = None
