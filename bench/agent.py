@@ -4,7 +4,7 @@
     python -m bench.agent --size 200    # one size, figures as JSON
 
 Each size runs in its own process (so peak RSS is that size's) against a
-fake libvirt that answers like the real one (tests/unit/agent/
+fake libvirt that answers like the real one (tests/unit/compute_agent/
 fake_libvirt.py: Nova domain XML with metadata and devices, bulk stats
 with perf, vCPU and resctrl monitor keys) on a 2-socket, 40-thread Intel
 host, with all three sources: libvirt, resctrl (libvirt mode) and
@@ -78,7 +78,7 @@ def measure(size):
     from compute_agent.sources import libvirt_source
     from compute_agent.sources import numa_memory
     from compute_agent.sources import resctrl
-    from tests.unit.agent import fake_libvirt
+    from tests.unit.compute_agent import fake_libvirt
     from tests.unit.fixtures import hosts
 
     rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

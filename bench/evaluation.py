@@ -38,7 +38,7 @@ import yaml  # noqa: E402
 from bench import nova_weighers  # noqa: E402
 from bench import run_all  # noqa: E402
 from bench import watcher as wbench  # noqa: E402
-from contention.placement import saturation  # noqa: E402
+from contention.perfmodel import saturation  # noqa: E402
 from contention import sim  # noqa: E402
 from contention import swap  # noqa: E402
 from contention.sim import scenario as scenario_mod  # noqa: E402
@@ -284,7 +284,7 @@ def weigher_entries():
     """The contention_weigher rows, or ((), why) if they cannot be built.
 
     With no model file the policy trains a quick model from the scenario
-    it is bound to (``contention.placement.train.QUICK`` through
+    it is bound to (``contention.perfmodel.train.QUICK`` through
     ``contention.sim.training.training_source``), as documented in
     ``doc/nova.md``; that training time is not decision time. The second
     row adds the ContentionFilter stage (``with_filter=true``, Nova's
@@ -346,7 +346,7 @@ def scale_sweep(sizes):
     from watcher.decision_engine.strategy.strategies import \
         workload_stabilization
 
-    from watcher_strategies import simulated
+    from watcher_strategies.peers import datasource as simulated
     from watcher_strategies import strategies
 
     mix_model = _sweep_mix_model()
@@ -389,7 +389,7 @@ SWEEP_IMAGES = 20
 
 def _sweep_mix_model():
     """A small model for the check (ahn-wl1, QUICK, copies): its cost."""
-    from contention.placement import train
+    from contention.perfmodel import train
     bundle, _ = train.train_from_sim('ahn-wl1', cross_validate=False,
                                      copies_samples=10, **train.QUICK)
     return bundle.interference
@@ -409,7 +409,7 @@ def _with_images(view):
 
 def _mix_decision(view, model):
     """numa_aware with the model check, from profiles to plan (the core)."""
-    from contention.placement import mixes
+    from contention.perfmodel import mixes
     from contention import swap
 
     def decide():
@@ -991,7 +991,7 @@ def arrival_section(arrivals, weigher_why):
               '`ContentionFilter` before the weighers, a '
               '`contention:sensitive` arrival loses the candidates whose '
               'landing NUMA node is saturated '
-              '(`contention.placement.saturation`: summed L3 MPKI above '
+              '(`contention.perfmodel.saturation`: summed L3 MPKI above '
               '%g, Merlin\'s node trigger, or summed Liu & Li levels '
               'above %d, Nova\'s defaults; the simulated cells carry no '
               'levels, so only the MPKI counts). Which arrivals are sensitive stands in for '
@@ -1475,7 +1475,7 @@ def model_check_analysis(results, checks):
             'numa_aware_swap] mix_model` in Watcher). The same strategy, '
             'each swap also taken only if the placement model predicts the '
             'sockets it touches to perform better after it, each socket '
-            'valued whole (`contention.placement.mixes`). Against the same '
+            'valued whole (`contention.perfmodel.mixes`). Against the same '
             'strategy without it, mean performance rose on %s, fell on %s '
             'and was unchanged on %s (%s). On its own it reaches 95 %% of '
             'the oracle\'s gain on %s (%s); no other row of ours does on '

@@ -59,7 +59,7 @@ def _hosts(n, rng, objects, fakes, numa):
 
 def _reports(names, rng):
     from contention import report
-    from tests.unit.store import reports as store_reports
+    from tests.unit.contention.store import reports as store_reports
     now = time.time()
     result = []
     for name in names:
@@ -120,14 +120,14 @@ def measure():
     from nova.tests.unit.scheduler import fakes
     from nova import objects
 
-    from contention.placement import persist
+    from contention.perfmodel import persist
     from contention.store import api as store_api
     import nova_filters
     from nova_filters import landing
     from nova_filters import opts
     from nova_filters import service
     from tests.nova.unit import test_weigher as tw
-    from tests.unit.placement import test_models
+    from tests.unit.contention.perfmodel import test_models
 
     opts.register_opts(conf)
     tmp = tempfile.mkdtemp()

@@ -222,7 +222,7 @@ def _random_policy():
 def placement_quality(sim, model, seed):
     """{policy: figures} for one arrival sequence (see module doc)."""
     from contention import policy as policy_mod
-    from contention.placement import policy as weigher
+    from contention.sim.policies import weigher as weigher
     scen = arrival_scenario(sim, seed)
     policies = {
         'Nova-like spread (default)': policy_mod.Policy(),
@@ -255,11 +255,11 @@ def placement_quality(sim, model, seed):
 def main(argv=None):
     from contention import llc_share
     from contention import sim
-    from contention.placement import datasets
-    from contention.placement import features
-    from contention.placement import important
-    from contention.placement import models
-    from contention.placement import train
+    from contention.perfmodel import datasets
+    from contention.perfmodel import features
+    from contention.perfmodel import important
+    from contention.perfmodel import models
+    from contention.perfmodel import train
 
     print('### Placement model error (SIMULATED workloads)\n')
     print('Command: `python -m bench.run_all placement`. Ground truth: the '

@@ -11,7 +11,7 @@ host, log-normal LLC-miss rates, so there is something to balance):
   / 200,000 instances, both victim selections;
 * the pure core (:func:`contention.swap.cache_aware` on a ClusterView);
 * Watcher's ``workload_balance`` and ``workload_stabilization`` on the
-  same model, through :mod:`watcher_strategies.simulated`, as far as they
+  same model, through :mod:`watcher_strategies.peers.datasource`, as far as they
   finish in reasonable time: ``workload_stabilization`` takes minutes at
   1,000 hosts, so it runs on the 100-host cluster only, and
   ``workload_balance`` on up to 1,000 hosts unless ``--full`` is given.
@@ -41,7 +41,7 @@ from contention import cluster
 from contention import report
 from contention import swap
 from contention import topology
-from watcher_strategies import simulated
+from watcher_strategies.peers import datasource as simulated
 from watcher_strategies import strategies
 
 PER_HOST = 20

@@ -6,7 +6,7 @@ The placement model reads ``mf_small_llc``: an instance's Memory Factor
 it shows normally) it samples the workload's miss-ratio curve at two
 points, which tells a workload whose working set only just fits the
 cache from one that needs little of it (see
-:class:`contention.placement.features.InstanceProfile`).
+:class:`contention.perfmodel.features.InstanceProfile`).
 
 Offline profiling measures it alone under a resctrl CAT allocation of
 that share of the ways. Running clouds need not: the agent already

@@ -36,7 +36,7 @@ import math
 from contention import arbitration
 from contention import classify
 from contention import cluster
-from contention.placement import mixes
+from contention.perfmodel import mixes
 from contention import quota
 
 HOST = 'host'
@@ -242,7 +242,7 @@ class _State:
     def __init__(self, view, unit, mix_values=None):
         self.view = view
         self.unit = unit
-        #: :class:`contention.placement.mixes.MixValues` for the model
+        #: :class:`contention.perfmodel.mixes.MixValues` for the model
         #: check (:func:`_worth_it`), or None.
         self.mix_values = mix_values
         self.now = view.now
@@ -818,7 +818,7 @@ def _mix_gain(state, legs):
     """The model check: predicted performance gained by ``legs``.
 
     The sockets the legs leave and reach, valued whole by the placement
-    model (:class:`contention.placement.mixes.MixValues`) before and
+    model (:class:`contention.perfmodel.mixes.MixValues`) before and
     after. Counters say how much an instance misses the cache, not how
     much a co-runner slows it; the pressure estimate weighs every pair
     alike, so a swap it favours can put the cache-sensitive instances of
@@ -936,7 +936,7 @@ def mix_class(inst):
 
 
 def _unit_mix(state, key):
-    """The mix (:func:`contention.placement.mixes.mix_of`) of a socket."""
+    """The mix (:func:`contention.perfmodel.mixes.mix_of`) of a socket."""
     host_name, socket = key
     return mixes.mix_of(mix_class(i) for i in state.on_host[host_name].values()
                         if i.socket == socket)
@@ -1327,7 +1327,7 @@ def numa_aware(view, params=SwapParameters(), hurt=(), mix_values=None):
 
     The swaps move VMs with their memory; the repair (:func:`numa_repair`)
     is the local NUMA-aware step Ahn et al. propose in sections 3 and 4.2.
-    ``mix_values`` (:class:`contention.placement.mixes.MixValues`: a
+    ``mix_values`` (:class:`contention.perfmodel.mixes.MixValues`: a
     placement model and the classes' profiles) adds the model check to
     every swap (:func:`_mix_gain`).
     """

@@ -25,6 +25,7 @@ import uuid as uuidlib
 import warnings
 
 from contention import policy
+from contention.sim import cmd as sim_cmd
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 from contention.store import api as store_api
@@ -131,13 +132,13 @@ def split_arrivals(scen, count, seed=None):
 def train_model(scen, store, path):
     """Train the weigher's model; (path or None, note for the report).
 
-    From the simulator (:func:`contention.placement.train.train_from_sim`
+    From the simulator (:func:`contention.perfmodel.train.train_from_sim`
     with its quick settings) when it can, else from the demo store's
     telemetry history; if neither has two workloads, None: the weigher is
     neutral, and the report says so.
     """
-    from contention.placement import datasets
-    from contention.placement import train
+    from contention.perfmodel import datasets
+    from contention.perfmodel import train
     try:
         bundle, result = train.train_from_sim(scen, **train.QUICK)
         how = 'trained on the simulator (scenario %s)' % scen.name
@@ -479,3 +480,10 @@ def main(args):
     _quiet()
     status, _ = run(args)
     return status
+
+
+#: ``contention-sim demo``, found through the ``contention.sim.commands``
+#: entry point so that the core never imports this package.
+COMMAND = sim_cmd.Subcommand(
+    'the whole system on an emulated cluster: agents, bus, collector, '
+    'store, Nova weigher, Watcher audit, report', add_arguments, main)

@@ -26,7 +26,7 @@ from compute_agent import loop
 from compute_agent import publisher as publisher_mod
 from contention.collector import service as collector_service
 from contention import report as report_mod
-from contention.sim import agent_source
+from compute_agent.sources import sim as agent_source
 
 
 def masked(url):

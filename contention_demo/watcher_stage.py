@@ -16,7 +16,7 @@ What runs is Watcher's:
 
 Only two things are the demo's: the compute model, which Watcher's Nova
 collector would build from Nova, is built from the emulated cluster
-(:func:`watcher_strategies.simulated.compute_model_from_view`), and the
+(:func:`watcher_strategies.peers.datasource.compute_model_from_view`), and the
 strategy's clock is the emulated cluster's. The strategy reads the
 telemetry store the demo's collector wrote, through its
 ``[watcher_strategies.cache_aware_swap] connection`` option.
@@ -37,7 +37,7 @@ from watcher.db.sqlalchemy import migration
 from watcher import objects
 
 from contention import cluster
-from watcher_strategies import simulated
+from watcher_strategies.peers import datasource as simulated
 
 CONF = watcher_conf.CONF
 GOAL = 'contention_reduction'

@@ -6,7 +6,7 @@ on a host whose landing cell(s) (as the weigher predicts them) are
 saturated: a node's summed L3 MPKI above ``[contention]
 filter_mpki_threshold`` (Merlin's node trigger) or its summed Liu & Li
 overhead level above ``filter_overhead_threshold``; the verdict is
-:func:`contention.placement.saturation.saturated_nodes`, which the
+:func:`contention.perfmodel.saturation.saturated_nodes`, which the
 simulator's ``contention_weigher`` policy shares. Only fresh telemetry
 counts; hosts without it pass unless ``filter_fail_closed`` is set. Other
 instances, and moves while ``apply_to_moves`` is off, pass everywhere.
@@ -17,7 +17,7 @@ from nova import conf as nova_conf
 from nova.scheduler import filters
 from oslo_log import log as logging
 
-from contention.placement import saturation
+from contention.perfmodel import saturation
 from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service

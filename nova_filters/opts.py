@@ -6,7 +6,7 @@
 
 from oslo_config import cfg
 
-from contention.placement import saturation
+from contention.perfmodel import saturation
 
 GROUP = 'contention'
 

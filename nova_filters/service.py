@@ -9,7 +9,7 @@
 * the landing cell(s) of a request on a host (:class:`LandingPredictor`).
 
 Everything Nova-specific is here and in the two plugin modules; the
-scoring itself is :mod:`contention.placement.scoring`.
+scoring itself is :mod:`contention.perfmodel.scoring`.
 """
 
 import collections
@@ -20,8 +20,8 @@ import time
 from oslo_log import log as logging
 from oslo_utils import strutils
 
-from contention.placement import features
-from contention.placement import persist
+from contention.perfmodel import features
+from contention.perfmodel import persist
 from contention.store import api as store_api
 from nova_filters import landing
 

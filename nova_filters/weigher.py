@@ -9,7 +9,7 @@ Per request (``weigh_objects``, overridden so the work is done once):
 4. per host with fresh telemetry, the landing cell(s)
    (:mod:`nova_filters.landing`) and their state;
 5. one batched model prediction and the 0-1 score of
-   :func:`contention.placement.scoring.score_hosts`.
+   :func:`contention.perfmodel.scoring.score_hosts`.
 
 ``minval = 0`` and ``maxval = 1`` fix Nova's normalisation, so a score of
 0.8 means the same in every request; the multiplier is
@@ -22,8 +22,8 @@ from nova.scheduler import utils
 from nova.scheduler import weights
 from oslo_log import log as logging
 
-from contention.placement import features
-from contention.placement import scoring
+from contention.perfmodel import features
+from contention.perfmodel import scoring
 from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service

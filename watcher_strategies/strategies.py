@@ -40,8 +40,8 @@ from watcher.decision_engine.strategy.strategies import base
 
 from contention import arbitration
 from contention import cluster
-from contention.placement import mixes
-from contention.placement import persist
+from contention.perfmodel import mixes
+from contention.perfmodel import persist
 from contention import swap
 from contention.store import api as store_api
 from watcher_strategies import goal

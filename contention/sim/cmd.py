@@ -8,16 +8,21 @@
         --policy-arg model_path=/tmp/ahn.model
     contention-sim demo [--scenario ahn-wl1] [--seed N] [--output-dir DIR]
 
-Subcommands are registered in :data:`SUBCOMMANDS` (name -> (add_arguments,
-run)). ``demo`` (``doc/demo.md``) lives in :mod:`contention_demo`, outside
-the core because it wires Nova and Watcher; their modules are imported only
-when the demo runs. Every figure printed is simulated and labelled so.
+The core's subcommands are in :data:`SUBCOMMANDS` (name -> (help,
+add_arguments, run)). Others come from the ``contention.sim.commands``
+entry points, each a :class:`Subcommand`: ``demo`` (``doc/demo.md``) wires
+Nova and Watcher, which the core never imports, so it is found by name
+instead of imported from here. Every figure printed is simulated and
+labelled so.
 """
 
 import argparse
+import collections
 from importlib import metadata
 import json
 import sys
+
+from stevedore import extension
 
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
@@ -171,46 +176,45 @@ def _run_scenarios(args):
     return 0
 
 
-def _add_demo(parser):
-    # contention_demo wires Nova and Watcher, which the core never imports:
-    # imported here, lazily; contention_demo.run itself imports them only
-    # when the demo runs, so building this parser loads neither.
-    from contention_demo import run as demo
-    demo.add_arguments(parser)
+#: What a ``contention.sim.commands`` entry point names: its help line,
+#: ``add_arguments(parser)`` and ``run(args) -> exit status``.
+Subcommand = collections.namedtuple('Subcommand', 'help add_arguments run')
 
-
-def _run_demo(args):
-    from contention_demo import run as demo
-    return demo.main(args)
-
-
-#: name -> (help, add_arguments(parser), run(args) -> exit status)
+#: The core's own subcommands.
 SUBCOMMANDS = {
-    'demo': ('the whole system on an emulated cluster: agents, bus, '
-             'collector, store, Nova weigher, Watcher audit, report',
-             _add_demo, _run_demo),
-    'evaluate': ('run a scenario under a policy and print simulated '
-                 'metrics', _add_evaluate, _run_evaluate),
-    'scenarios': ('list the shipped scenarios', _add_scenarios,
-                  _run_scenarios),
+    'evaluate': Subcommand('run a scenario under a policy and print '
+                           'simulated metrics', _add_evaluate, _run_evaluate),
+    'scenarios': Subcommand('list the shipped scenarios', _add_scenarios,
+                            _run_scenarios),
 }
 
 
-def build_parser():
+def subcommands():
+    """The core's subcommands and the installed entry points, by name."""
+    found = dict(SUBCOMMANDS)
+    mgr = extension.ExtensionManager('contention.sim.commands',
+                                     invoke_on_load=False)
+    for ext in mgr:
+        found.setdefault(ext.name, Subcommand(*ext.plugin))
+    return found
+
+
+def build_parser(commands=None):
     parser = argparse.ArgumentParser(
         prog='contention-sim',
         description='Run contention scenarios on the simulator. Every '
                     'figure it prints is simulated.')
     sub = parser.add_subparsers(dest='command', required=True)
-    for name, (text, add, _) in SUBCOMMANDS.items():
+    for name, (text, add, _) in sorted((commands or subcommands()).items()):
         add(sub.add_parser(name, help=text, description=text))
     return parser
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    commands = subcommands()
+    args = build_parser(commands).parse_args(argv)
     try:
-        return SUBCOMMANDS[args.command][2](args)
+        return commands[args.command].run(args)
     except (scenario_mod.ScenarioError, ValueError) as exc:
         print('contention-sim: error: %s' % exc, file=sys.stderr)
         return 2

@@ -1,6 +1,6 @@
 """The simulator as a source of training data for the placement models.
 
-``contention.placement.datasets.simulator_source`` calls
+``contention.perfmodel.datasets.simulator_source`` calls
 :func:`training_source` (the hook it names in ``SIMULATOR_HOOK``), which
 returns, for a scenario:
 
@@ -8,13 +8,13 @@ returns, for a scenario:
   hardware class (the class most of its hosts have; the first on a tie),
   built by :func:`contention.sim.hardware.build_topology` as the simulator
   builds every host;
-* one :class:`~contention.placement.datasets.Workload` per profile the
+* one :class:`~contention.perfmodel.datasets.Workload` per profile the
   scenario knows (its own and its profile library's). A workload's
   profile (L3 MPKI, Memory Factor, IPC) is what the simulator's synthetic
   counters (:func:`contention.sim.counters.deltas`) say when it runs
   alone as the solver's reference run (:func:`contention.sim.solver.
   alone`), through the same arithmetic a real host's report uses;
-* a :data:`~contention.placement.datasets.PerformanceSource`: a pure,
+* a :data:`~contention.perfmodel.datasets.PerformanceSource`: a pure,
   deterministic function of a ``Trial``, answered by the simulator's own
   solver (:func:`contention.sim.solver.solve`) on a one-host cluster
   state (:class:`contention.sim.state.ClusterState`), never by a copy of
@@ -43,7 +43,7 @@ open; also in ``doc/nova.md``):
   (CPU time over vCPUs x wall time), and ``latency`` is its profile's
   ``metric: latency`` (what an operator would declare);
 * its ``mf_small_llc`` is the Memory Factor its synthetic counters show
-  alone with :data:`~contention.placement.features.SMALL_LLC_FRACTION`
+  alone with :data:`~contention.perfmodel.features.SMALL_LLC_FRACTION`
   of its node's LLC (what offline profiling under a resctrl CAT
   allocation would measure; :func:`small_llc_mf`).
 
@@ -53,7 +53,7 @@ simulated counterpart of a microbenchmark suite: they add trial subjects
 that fill the profile space between the few named workloads. They are
 never held out or scored, and never chosen as co-runners.
 
-contention.sim imports from contention.placement only the ``datasets``
+contention.sim imports from contention.perfmodel only the ``datasets``
 dataclasses it must return (lazily), so the dependency stays one-way.
 """
 
@@ -243,7 +243,7 @@ class SimulatorPerformance(object):
 
     @functools.lru_cache(maxsize=4096)
     def _answer(self, trial):
-        from contention.placement import datasets
+        from contention.perfmodel import datasets
         prof = self._profile(trial.workload)
         if not trial.nodes:
             raise ValueError('trial for %r names no NUMA node'
@@ -349,8 +349,8 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     ``synthetic_seed``) to add as training subjects; the source's
     ``synthetic`` attribute names them.
     """
-    from contention.placement import datasets
-    from contention.placement import features
+    from contention.perfmodel import datasets
+    from contention.perfmodel import features
     scen = (scenario if isinstance(scenario, scenario_mod.Scenario)
             else scenario_mod.load(scenario))
     _, hw = main_hardware(scen)

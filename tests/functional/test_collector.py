@@ -26,7 +26,7 @@ from contention.collector import service
 from contention import report as report_mod
 from contention.store import open_store
 from tests.functional import services
-from tests.unit.store import reports
+from tests.unit.contention.store import reports
 
 WAIT = 30.0
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(

@@ -4,7 +4,7 @@ from oslotest import base
 
 from contention.store import api
 from tests.functional import services
-from tests.unit.store import reports
+from tests.unit.contention.store import reports
 
 
 class TestStoreOnPostgreSQL(base.BaseTestCase):

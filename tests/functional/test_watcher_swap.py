@@ -21,8 +21,8 @@ from watcher.tests.functional import base
 from watcher.tests.functional import topology
 
 from contention.store import api as store_api
-from tests.unit.store import reports
-from tests.unit.watcher_plugins import fixtures as f
+from tests.unit.contention.store import reports
+from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import actions
 from watcher_strategies import strategies
 

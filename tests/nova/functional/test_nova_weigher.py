@@ -21,13 +21,13 @@ from nova.tests.functional import integrated_helpers
 from nova.tests.functional.libvirt import base
 
 from contention import report
-from contention.placement import persist
+from contention.perfmodel import persist
 from contention.store import api as store_api
 import nova_filters
 from nova_filters import opts
 from tests.functional import services
-from tests.unit.placement import test_models
-from tests.unit.store import reports as store_reports
+from tests.unit.contention.perfmodel import test_models
+from tests.unit.contention.store import reports as store_reports
 
 HEAVY = 'mpki=25,mf=0.9,ipc=0.4'
 

@@ -18,14 +18,14 @@ from nova.tests.unit.scheduler import fakes
 from oslo_utils.fixture import uuidsentinel
 
 from contention import report
-from contention.placement import persist
+from contention.perfmodel import persist
 from contention.store import api as store_api
 import nova_filters
 from nova_filters import landing
 from nova_filters import opts
 from nova_filters import service
-from tests.unit.placement import test_models
-from tests.unit.store import reports as store_reports
+from tests.unit.contention.perfmodel import test_models
+from tests.unit.contention.store import reports as store_reports
 
 CALM = report.NodeAggregate(node=0, instances=0, vcpus=0.0, mpki_sum=0.0)
 

@@ -1,0 +1,255 @@
+"""``contention-train``: train, evaluate and use the placement model.
+
+::
+
+    contention-train --from-store URL --out MODEL
+    contention-train --from-sim SCENARIO --out MODEL
+    contention-train evaluate --model MODEL (--from-sim S | --from-store URL) [--json]
+    contention-train advise --model MODEL --profile mpki=20,mf=0.8,ipc=0.6 \\
+        --vcpus 8 --target 0.9 [--nodes 4 --cores-per-node 12 \\
+        --threads-per-core 2 | --topology HOST.json] [--json]
+
+Training prints the per-workload leave-one-out mean absolute error and
+writes it into the model file. Exit status: 0 done, 1 bad input (message
+on stderr), 2 usage.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from contention.perfmodel import advise as advise_mod
+from contention.perfmodel import datasets
+from contention.perfmodel import features
+from contention.perfmodel import machine
+from contention.perfmodel import persist
+from contention.perfmodel import train as train_mod
+from contention.topology import HostTopology
+
+COMMANDS = ('train', 'evaluate', 'advise')
+
+
+def _add_source(parser, required=True):
+    group = parser.add_mutually_exclusive_group(required=required)
+    group.add_argument('--from-store', metavar='URL',
+                       help='SQLAlchemy URL of the telemetry store')
+    group.add_argument('--from-sim', metavar='SCENARIO',
+                       help='simulator scenario: shipped name or YAML path')
+    parser.add_argument('--since', type=float, default=None,
+                        help='only store history newer than this many '
+                             'seconds')
+    parser.add_argument('--samples-per-workload', type=int,
+                        default=train_mod.DEFAULT_SAMPLES,
+                        help='--from-sim: random landings per workload')
+    parser.add_argument('--seed', type=int, default=0,
+                        help='--from-sim: seed of the random landings')
+    parser.add_argument('--library', action='append', default=[],
+                        metavar='NAME',
+                        help='--from-sim: also train on this shipped '
+                             'profile library of the simulator (repeat, '
+                             'or "all"); the cross-validated error stays '
+                             'about the scenario\'s own workloads')
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog='contention-train',
+        description='Train, evaluate and use the placement model.')
+    sub = parser.add_subparsers(dest='command')
+    train = sub.add_parser('train', help='train a model (the default)')
+    _add_source(train)
+    train.add_argument('--out', required=True, metavar='MODEL',
+                       help='file to write the model to (the weigher\'s '
+                            '[contention] model_path)')
+    train.add_argument('--synthetic', type=int,
+                       default=train_mod.DEFAULT_SYNTHETIC, metavar='N',
+                       help='--from-sim: seeded synthetic simulator '
+                            'profiles added as training subjects (never '
+                            'held out; 0 = none; default %(default)s)')
+    train.add_argument('--copies-samples', type=int, default=0,
+                       metavar='N',
+                       help='--from-sim: N more landings of each workload '
+                            'beside 1-3 copies of one workload, for a '
+                            'model the numa_aware_swap strategy values '
+                            'socket mixes with ([watcher_strategies.'
+                            'numa_aware_swap] mix_model; 0 = none; '
+                            'default %(default)s)')
+    train.add_argument('--estimators', type=int,
+                       default=train_mod.DEFAULT_ESTIMATORS,
+                       help='trees of the interference forest')
+    train.add_argument('--pv-estimators', type=int,
+                       default=train_mod.DEFAULT_PV_ESTIMATORS,
+                       help='trees of the placement-vector forest')
+    train.add_argument('--min-samples', type=int, default=3,
+                       help='drop store workloads with fewer samples')
+    train.add_argument('--json', action='store_true',
+                       help='print the cross-validation result as JSON')
+    ev = sub.add_parser('evaluate', help='error of a model on a data set')
+    ev.add_argument('--model', required=True,
+                    help='model file written by contention-train train')
+    _add_source(ev)
+    ev.add_argument('--json', action='store_true',
+                    help='print the errors as JSON')
+    adv = sub.add_parser('advise', help='hw:numa_nodes for a profile '
+                                        '(paper section 7)')
+    adv.add_argument('--model', required=True,
+                     help='model file written by contention-train train')
+    adv.add_argument('--profile', required=True,
+                     help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>'
+                          '[,cpu_util=<0-1>][,latency=1]'
+                          '[,mf_small_llc=<MF with 1/4 of the LLC>]')
+    adv.add_argument('--vcpus', type=int, required=True,
+                     help='vCPUs of the flavor')
+    adv.add_argument('--memory-mib', type=int, default=4096,
+                     help='RAM of the flavor (default %(default)s)')
+    adv.add_argument('--target', type=float, default=0.9,
+                     help='lowest predicted normalised performance every '
+                          'instance must keep (default %(default)s)')
+    adv.add_argument('--topology', metavar='FILE',
+                     help='HostTopology JSON (e.g. from a host report)')
+    adv.add_argument('--nodes', type=int, default=2,
+                     help='without --topology: NUMA nodes of the host '
+                          '(default %(default)s)')
+    adv.add_argument('--cores-per-node', type=int, default=16,
+                     help='without --topology: cores per NUMA node '
+                          '(default %(default)s)')
+    adv.add_argument('--threads-per-core', type=int, default=2,
+                     help='without --topology: hardware threads per core '
+                          '(default %(default)s)')
+    adv.add_argument('--json', action='store_true',
+                     help='print the options and the advice as JSON')
+    return parser
+
+
+def _interference_data(args):
+    """(Dataset, simulator parts or None) from the chosen source."""
+    if args.from_sim:
+        return train_mod.sim_dataset(
+            args.from_sim, samples_per_workload=args.samples_per_workload,
+            seed=args.seed, libraries=tuple(args.library),
+            # evaluate scores the named workloads only
+            synthetic=getattr(args, 'synthetic', 0),
+            copies_samples=getattr(args, 'copies_samples', 0))
+    from contention.store import api
+    store = api.open_store(args.from_store)
+    try:
+        since = None if args.since is None else time.time() - args.since
+        data = datasets.from_store(store, since=since,
+                                   min_samples=getattr(args, 'min_samples',
+                                                       1))
+    finally:
+        store.dispose()
+    return data, None
+
+
+def train(args, out):
+    data, sim = _interference_data(args)
+    bundle, report = train_mod.train_bundle(
+        data, sim, estimators=args.estimators,
+        pv_estimators=args.pv_estimators)
+    persist.save(bundle, args.out)
+    result = dict(report, model=args.out)
+    summary = report['summary']
+    pv = bundle.placement_vector
+    if args.json:
+        out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
+    else:
+        if args.from_sim:
+            out.write('[simulated] ')
+        out.write('trained on %(samples)d samples of %(workloads)d '
+                  'workloads from %(source)s\n' % summary)
+        out.write('leave-one-workload-out MAE: %.4f (performance %.4f, '
+                  'co-runner slowdown %.4f)\n'
+                  % (report['cv_mae'], report['cv_per_output']['performance'],
+                     report['cv_per_output']['corunner_slowdown']))
+        if pv is not None:
+            out.write('placement-vector model: inputs %s, MAE %.4f\n'
+                      % ([pv.placements_[i] for i in pv.inputs_],
+                         pv.cv_.mae))
+        out.write('wrote %s\n' % args.out)
+    return 0
+
+
+def evaluate(args, out):
+    bundle = persist.load(args.model)
+    data, _ = _interference_data(args)
+    if not len(data.X):
+        raise ValueError('%s holds no usable samples' % data.source)
+    pred = bundle.interference.predict(data.X)
+    errors = np.abs(pred - data.Y)
+    result = {'model': args.model, 'source': data.source,
+              'samples': int(len(data.X)), 'mae': float(errors.mean()),
+              'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
+                                 enumerate(features.TARGET_NAMES)},
+              'trained_cv_mae': bundle.cv_mae,
+              'simulated': bool(args.from_sim)}
+    if args.json:
+        out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
+    else:
+        if args.from_sim:
+            out.write('[simulated] ')
+        out.write('MAE %.4f on %d samples from %s (cross-validated at '
+                  'training: %s)\n' % (result['mae'], result['samples'],
+                                       data.source, bundle.cv_mae))
+    return 0
+
+
+def _topology(args):
+    if args.topology:
+        with open(args.topology) as f:
+            data = json.load(f)
+        return HostTopology.from_dict(data.get('topology', data))
+    return machine.regular_topology(
+        nodes=args.nodes, cores_per_node=args.cores_per_node,
+        threads_per_core=args.threads_per_core)
+
+
+def advise(args, out):
+    bundle = persist.load(args.model)
+    profile = features.parse_profile(args.profile, vcpus=args.vcpus,
+                                     memory_mib=args.memory_mib,
+                                     source='cli')
+    result = advise_mod.advise(bundle.interference, profile, _topology(args),
+                               target=args.target)
+    if args.json:
+        out.write(json.dumps(result.to_dict(), indent=2, sort_keys=True)
+                  + '\n')
+        return 0
+    out.write('flavor extra spec  instances/host  worst perf  alone\n')
+    for o in result.options:
+        mark = ' *' if o is result.best else ''
+        out.write('%-17s  %14d  %10.3f  %5.3f%s\n'
+                  % ('hw:numa_nodes=%d' % o.numa_nodes, o.instances,
+                     o.performance, o.alone, mark))
+    if result.best is None:
+        out.write('no hw:numa_nodes value meets the target %.2f\n'
+                  % args.target)
+    else:
+        out.write('recommended (*): openstack flavor set --property '
+                  'hw:numa_nodes=%d FLAVOR (%d instances per host at '
+                  '>= %.2f)\n' % (result.best.numa_nodes,
+                                  result.best.instances, args.target))
+    return 0
+
+
+def main(argv=None, out=None, err=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not argv or argv[0] not in COMMANDS + ('-h', '--help'):
+        argv.insert(0, 'train')
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = {'train': train, 'evaluate': evaluate, 'advise': advise}
+    try:
+        return handler[args.command](args, out)
+    except (ValueError, OSError, datasets.SimulatorUnavailable) as exc:
+        err.write('contention-train %s: %s\n' % (args.command, exc))
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

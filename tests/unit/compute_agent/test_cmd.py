@@ -1,0 +1,87 @@
+"""``contention-agent --once`` with a fake libvirt behind libvirt.open."""
+
+import io
+import json
+import os
+
+import fixtures
+from oslo_config import cfg
+
+from compute_agent import cmd
+from contention import report as report_mod
+from tests.unit.compute_agent import base
+from tests.unit.compute_agent import fake_libvirt
+
+
+class TestOnce(base.AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.opener = fake_libvirt.FakeOpener(self.conn)
+        self.useFixture(fixtures.MonkeyPatch('libvirt.open', self.opener))
+        self.useFixture(fixtures.MonkeyPatch(
+            'compute_agent.cmd.logging.setup', lambda *a, **k: None))
+        self.stdout = io.StringIO()
+        self.stderr = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stdout', self.stdout))
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', self.stderr))
+        self.config = os.path.join(self.tmp, 'agent.conf')
+        with open(self.config, 'w') as f:
+            f.write('[agent]\nhost = compute-7\n'
+                    'sysfs_root = %(t)s/nosys\nproc_root = %(t)s/proc\n'
+                    'resctrl_root = %(t)s/resctrl\n' % {'t': self.tmp})
+
+    def main(self, *args):
+        return cmd.main(['--config-file', self.config] + list(args),
+                        conf=cfg.ConfigOpts())
+
+    def test_once_prints_a_valid_report(self):
+        dom = self.conn.add(name='vm-1', vcpus=2)
+        rc = self.main('--once', '--libvirt-uri', 'qemu+tcp://elsewhere/')
+        self.assertEqual(0, rc, self.stderr.getvalue())
+        report = report_mod.HostReport.from_dict(
+            json.loads(self.stdout.getvalue()))
+        self.assertEqual('compute-7', report.host)
+        self.assertEqual([dom.uuid], [r.uuid for r in report.instances])
+        self.assertEqual(['libvirt', 'resctrl', 'numa_memory'],
+                         [s.name for s in report.sources])
+        self.assertFalse(report.sources[1].available)
+        # The libvirt and resctrl sources each hold a connection.
+        self.assertEqual({'qemu+tcp://elsewhere/'}, set(self.opener.uris))
+
+    def test_once_without_libvirt_fails_clearly(self):
+        self.opener.failures = 5
+        self.assertEqual(1, self.main('--once'))
+        self.assertEqual('', self.stdout.getvalue())
+        self.assertIn('no source reported the host topology',
+                      self.stderr.getvalue())
+
+    def test_unknown_source_is_a_config_error(self):
+        with open(self.config, 'a') as f:
+            f.write('sources = libvirt,pmu\n')
+        self.assertEqual(1, self.main('--once'))
+        self.assertIn('unknown source(s) pmu', self.stderr.getvalue())
+
+
+class TestCompression(base.AgentTestCase):
+    """[agent] compress_reports sets the rabbit driver's compression."""
+
+    def compression(self, *lines):
+        path = os.path.join(self.tmp, 'compress.conf')
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        conf = cfg.ConfigOpts()
+        cmd._register(conf)
+        conf(['--config-file', path], project='contention')
+        cmd.apply_compression(conf)
+        return conf.oslo_messaging_rabbit.kombu_compression
+
+    def test_gzip_by_default(self):
+        self.assertEqual('gzip', self.compression('[agent]'))
+
+    def test_an_explicit_choice_wins(self):
+        self.assertEqual('bz2', self.compression(
+            '[oslo_messaging_rabbit]', 'kombu_compression = bz2'))
+
+    def test_off(self):
+        self.assertIsNone(self.compression('[agent]', 'compress_reports = false'))

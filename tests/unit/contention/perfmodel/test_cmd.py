@@ -1,0 +1,261 @@
+"""contention-train, the scoring core and the section 7 advice."""
+
+import io
+import json
+import os
+
+import fixtures
+import testtools
+
+from contention.perfmodel import advise
+from contention.perfmodel import cmd
+from contention.perfmodel import datasets
+from contention.perfmodel import features
+from contention.perfmodel import machine
+from contention.perfmodel import persist
+from contention.perfmodel import scoring
+from contention.perfmodel import train as train_mod
+from contention.store import api
+from tests.unit.contention.perfmodel import test_models
+from tests.unit.contention.store import reports as store_reports
+
+
+def seed_store(url, hosts=3, rounds=4):
+    """History where image 'heavy' slows whoever shares its node."""
+    store = api.open_store(url)
+    store.upgrade()
+    batch = []
+    for t in range(rounds):
+        for h in range(hosts):
+            crowd = (h + t) % 3
+            instances = [store_reports.instance(
+                'u%d-%d-%d' % (h, t, i), image_id=('heavy', 'light')[i % 2],
+                mpki=(25.0, 1.0)[i % 2], mf=(0.9, 0.1)[i % 2],
+                ipc=(1.0 / (1 + crowd), 2.0 - 0.3 * crowd)[i % 2])
+                for i in range(crowd + 1)]
+            batch.append(store_reports.host_report('host%d' % h, 100 + t,
+                                                   instances))
+    store.ingest(batch)
+    store.dispose()
+
+
+class TestTrainCommand(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.url = 'sqlite:///%s/store.sqlite' % self.dir
+        self.model = os.path.join(self.dir, 'model.skops')
+        seed_store(self.url)
+
+    def run_cmd(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        rc = cmd.main(list(argv), out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_train_from_store_then_evaluate(self):
+        rc, out, err = self.run_cmd('--from-store', self.url, '--out',
+                                    self.model, '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        self.assertIn('leave-one-workload-out MAE', out)
+        bundle = persist.load(self.model)
+        self.assertEqual('store', bundle.summary['source'])
+        self.assertEqual(2, bundle.summary['workloads'])
+        self.assertIsNotNone(bundle.cv_mae)
+        rc, out, err = self.run_cmd('evaluate', '--model', self.model,
+                                    '--from-store', self.url, '--json')
+        self.assertEqual(0, rc, err)
+        result = json.loads(out)
+        self.assertEqual(bundle.cv_mae, result['trained_cv_mae'])
+        self.assertLess(result['mae'], 0.2)
+
+    def test_from_sim_fails_clearly(self):
+        self.patch(datasets, 'SIMULATOR_HOOK',
+                   ('contention.no_such_simulator', 'training_source'))
+        rc, out, err = self.run_cmd('--from-sim', 'demo', '--out',
+                                    self.model)
+        self.assertEqual(1, rc)
+        self.assertIn('train --from-store instead', err)
+        self.assertFalse(os.path.exists(self.model))
+
+    def test_from_sim_uses_the_hook(self):
+        topology = machine.regular_topology(nodes=2, cores_per_node=8)
+        from tests.unit.contention.perfmodel import synthetic
+        workloads = synthetic.workloads(per_family=2)
+        self.patch(datasets, 'simulator_source',
+                   lambda scenario, **kwargs: (topology, workloads,
+                                               synthetic.performance))
+        rc, out, err = self.run_cmd('train', '--from-sim', 'demo', '--out',
+                                    self.model, '--estimators', '10',
+                                    '--json')
+        self.assertEqual(0, rc, err)
+        result = json.loads(out)
+        self.assertEqual('sim:demo', result['summary']['source'])
+        self.assertIsNotNone(result['placement_vector_cv_mae'])
+        self.assertIsNotNone(persist.load(self.model).placement_vector)
+
+    def test_too_few_workloads(self):
+        empty = 'sqlite:///%s/empty.sqlite' % self.dir
+        api.open_store(empty).upgrade()
+        rc, out, err = self.run_cmd('--from-store', empty, '--out',
+                                    self.model)
+        self.assertEqual(1, rc)
+        self.assertIn('at least 2 are needed', err)
+
+    def test_advise(self):
+        persist.save(test_models.trained_bundle(), self.model)
+        rc, out, err = self.run_cmd(
+            'advise', '--model', self.model, '--profile',
+            'mpki=25,mf=0.9,ipc=0.5', '--vcpus', '4', '--nodes', '4',
+            '--cores-per-node', '8', '--threads-per-core', '1', '--json')
+        self.assertEqual(0, rc, err)
+        result = json.loads(out)
+        self.assertEqual([1, 2, 4], [o['numa_nodes']
+                                     for o in result['options']])
+        rc, out, err = self.run_cmd(
+            'advise', '--model', self.model, '--profile',
+            'mpki=25,mf=0.9,ipc=0.5', '--vcpus', '4', '--nodes', '4',
+            '--cores-per-node', '8', '--threads-per-core', '1',
+            '--target', '0.01')
+        self.assertEqual(0, rc, err)
+        # The table names the extra spec each row is about and marks the
+        # recommended one; the closing line says how to set it.
+        rows = out.splitlines()
+        self.assertTrue(rows[0].startswith('flavor extra spec'))
+        self.assertEqual(['hw:numa_nodes=1', 'hw:numa_nodes=2',
+                          'hw:numa_nodes=4'],
+                         [r.split()[0] for r in rows[1:4]])
+        self.assertEqual(1, sum(r.endswith(' *') for r in rows[1:4]))
+        self.assertIn('openstack flavor set --property hw:numa_nodes=',
+                      rows[4])
+        rc, out, err = self.run_cmd(
+            'advise', '--model', self.model, '--profile', 'mpki=oops',
+            '--vcpus', '4')
+        self.assertEqual(1, rc)
+        self.assertIn('not a number', err)
+
+
+class TestCopiesSamplesOption(testtools.TestCase):
+    """``contention-train train --copies-samples N``."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+        self.model = os.path.join(self.dir, 'model.skops')
+        topology = machine.regular_topology(nodes=2, cores_per_node=8)
+        from tests.unit.contention.perfmodel import synthetic
+        self.workloads = synthetic.workloads(per_family=2)
+        self.patch(datasets, 'simulator_source',
+                   lambda scenario, **kwargs: (topology, self.workloads,
+                                               synthetic.performance))
+        self.calls = []
+        real = train_mod.sim_dataset
+
+        def sim_dataset(*args, **kwargs):
+            self.calls.append(kwargs)
+            return real(*args, **kwargs)
+        self.patch(train_mod, 'sim_dataset', sim_dataset)
+
+    def run_cmd(self, *argv):
+        out, err = io.StringIO(), io.StringIO()
+        rc = cmd.main(list(argv), out=out, err=err)
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_parsed(self):
+        parser = cmd.build_parser()
+        base = ['train', '--from-sim', 's', '--out', 'm']
+        self.assertEqual(0, parser.parse_args(base).copies_samples)
+        self.assertEqual(5, parser.parse_args(
+            base + ['--copies-samples', '5']).copies_samples)
+        self.assertFalse(hasattr(parser.parse_args(
+            ['evaluate', '--model', 'm', '--from-sim', 's']),
+            'copies_samples'))
+        err = io.StringIO()
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', err))
+        self.assertRaises(SystemExit, parser.parse_args,
+                          base + ['--copies-samples', 'many'])
+
+    def test_reaches_the_dataset(self):
+        rc, out, err = self.run_cmd(
+            'train', '--from-sim', 'demo', '--out', self.model,
+            '--estimators', '5', '--pv-estimators', '3',
+            '--samples-per-workload', '3', '--synthetic', '0',
+            '--copies-samples', '2', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(2, self.calls[-1]['copies_samples'])
+        result = json.loads(out)
+        self.assertEqual(len(self.workloads) * (3 + 2),
+                         result['summary']['samples'])
+        self.assertEqual(len(self.workloads) * (3 + 2),
+                         persist.load(self.model).summary['samples'])
+        # Evaluating takes the random landings only.
+        rc, out, err = self.run_cmd('evaluate', '--model', self.model,
+                                    '--from-sim', 'demo',
+                                    '--samples-per-workload', '3', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(0, self.calls[-1]['copies_samples'])
+        self.assertEqual(len(self.workloads) * 3, json.loads(out)['samples'])
+
+    def test_default_is_none(self):
+        rc, out, err = self.run_cmd(
+            '--from-sim', 'demo', '--out', self.model, '--estimators', '5',
+            '--pv-estimators', '3', '--samples-per-workload', '3',
+            '--synthetic', '0', '--json')
+        self.assertEqual(0, rc, err)
+        self.assertEqual(0, self.calls[-1]['copies_samples'])
+        self.assertEqual(len(self.workloads) * 3,
+                         json.loads(out)['summary']['samples'])
+
+
+class TestScoring(testtools.TestCase):
+
+    def test_batched_scores_and_neutral(self):
+        bundle = test_models.trained_bundle()
+        heavy = features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4)
+        scores = scoring.score_hosts(bundle.interference, heavy, {
+            'calm': features.CellState(cpus=8),
+            'busy': features.CellState(cpus=8, co_mpki_sum=60, co_vcpus=4),
+            'stale': 'no fresh telemetry'})
+        self.assertGreater(scores['calm'].score, scores['busy'].score)
+        self.assertEqual(0.5, scores['stale'].score)
+        self.assertTrue(scores['stale'].neutral)
+        for s in scores.values():
+            self.assertTrue(0 <= s.score <= 1)
+        none = scoring.score_hosts(None, heavy,
+                                   {'calm': features.CellState(cpus=8)})
+        self.assertEqual('no model', none['calm'].neutral_reason)
+
+    def test_landing_cell(self):
+        cells = {0: features.CellState(cpus=8, co_vcpus=6),
+                 1: features.CellState(cpus=8, co_vcpus=2)}
+        self.assertEqual(16, scoring.landing_cell(cells, 4).cpus)
+        self.assertIs(cells[1], scoring.landing_cell(cells, 4, numa=True))
+        self.assertIsNone(scoring.landing_cell(cells, 7, numa=True))
+
+    def test_landing_nodes(self):
+        cells = {0: features.CellState(cpus=8, co_vcpus=6),
+                 1: features.CellState(cpus=8, co_vcpus=2),
+                 2: features.CellState(cpus=8, co_vcpus=2)}
+        self.assertEqual((0, 1, 2), scoring.landing_nodes(cells, 4))
+        # the most free CPUs; a tie goes to the lowest node
+        self.assertEqual((1,), scoring.landing_nodes(cells, 4, numa=True))
+        self.assertEqual((0,), scoring.landing_nodes(
+            {0: cells[0]}, 2, numa=True))
+        self.assertEqual((), scoring.landing_nodes(cells, 7, numa=True))
+        self.assertEqual((), scoring.landing_nodes({}, 1))
+
+
+class TestAdvise(testtools.TestCase):
+
+    def test_heavy_profile_packs_less_than_light(self):
+        model = test_models.trained_bundle().interference
+        topology = machine.regular_topology(nodes=4, cores_per_node=8)
+        heavy = features.InstanceProfile(mpki=28, mf=0.9, ipc=0.4, vcpus=4)
+        light = features.InstanceProfile(mpki=0.5, mf=0.2, ipc=2.2, vcpus=4)
+        a = advise.advise(model, heavy, topology, target=0.8)
+        b = advise.advise(model, light, topology, target=0.8)
+        most = lambda adv: max(o.instances for o in adv.options)  # noqa
+        self.assertLess(most(a), most(b))
+        self.assertEqual(8, most(b))          # 32 CPUs / 4 vCPUs
+        self.assertRaises(ValueError, advise.advise, model, heavy, topology,
+                          target=1.5)

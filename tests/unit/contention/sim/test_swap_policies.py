@@ -1,0 +1,162 @@
+"""The swap schedulers as simulator policies."""
+
+import random
+
+import fixtures
+import stevedore
+import testtools
+
+from contention import cluster
+from contention.perfmodel import mixes
+from contention.perfmodel import train
+from contention import policy
+from contention.sim import simulator
+from contention.sim.policies import swap as swap_policies
+from tests.unit.contention.swap import views as v
+
+M = 1e6
+
+
+def _view(now=10000.0, co_class='low/low'):
+    return v.view([v.host('hot'), v.host('cold')],
+                  [v.vm('h0', 'hot', 5 * M, socket=0),
+                   v.vm('h1', 'hot', 4 * M, socket=1),
+                   v.vm('h2', 'hot', 3 * M, socket=0),
+                   v.vm('c0', 'cold', 1 * M, socket=0,
+                        merlin_class=co_class),
+                   v.vm('c1', 'cold', 2 * M, socket=1)], now=now)
+
+
+class TestSwapPolicies(testtools.TestCase):
+
+    def test_loaded_by_stevedore(self):
+        for name in ('cache_aware_swap', 'numa_aware_swap'):
+            mgr = stevedore.DriverManager('contention.sim.policies', name,
+                                          invoke_on_load=True,
+                                          invoke_kwds={'victim_selection':
+                                                       'extreme'})
+            self.assertIsInstance(mgr.driver, policy.Policy)
+            self.assertEqual(name, mgr.driver.name)
+            self.assertEqual('extreme',
+                             mgr.driver.get_params()['victim_selection'])
+
+    def test_cache_aware_plan_applies(self):
+        for selection in ('extreme', 'sensitivity_cost'):
+            pol = swap_policies.CacheAwareSwapPolicy(
+                threshold=1 * M, victim_selection=selection)
+            view = _view()
+            plan = pol.rebalance(view, random.Random(0))
+            self.assertTrue(plan.actions, selection)
+            after = view
+            for action in plan.actions:
+                after = cluster.apply_action(after, action)
+            self.assertLess(plan.indicators['spread_after'],
+                            plan.indicators['spread_before'])
+
+    def test_numa_aware_moves_between_sockets(self):
+        pol = swap_policies.NumaAwareSwapPolicy(threshold=1 * M)
+        plan = pol.rebalance(_view(), random.Random(0))
+        self.assertTrue(plan.actions)
+        for action in plan.actions:
+            legs = ((action.first, action.second)
+                    if isinstance(action, cluster.Swap) else (action,))
+            for leg in legs:
+                self.assertIsNotNone(leg.dest_socket)
+
+    def test_repercussion_across_periods(self):
+        pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M,
+                                                 local_phase=False,
+                                                 max_swaps=1)
+        first = pol.rebalance(_view(co_class='low/low'), random.Random(0))
+        self.assertTrue(first.actions)
+        after = _view(co_class='low/low')
+        for action in first.actions:
+            after = cluster.apply_action(after, action)
+        # c0's co-runner class worsens after the move.
+        worse = cluster.ClusterView(
+            after.hosts,
+            tuple(i if i.uuid != 'c0' or i.host != 'cold'
+                  else cluster.InstanceView(**dict(
+                      i.__dict__, merlin_class='high/high'))
+                  for i in after.instances),
+            now=after.now + 600)
+        plan = pol.rebalance(worse, random.Random(0))
+        self.assertEqual('cold', worse.instance('c0').host)
+        reasons = {s.subject: s.reason for s in plan.skipped}
+        self.assertTrue(reasons['c0'].startswith('repercussion'))
+        # Nothing new lands where the co-runner was hurt.
+        for action in plan.actions:
+            legs = ((action.first, action.second)
+                    if isinstance(action, cluster.Swap) else (action,))
+            for leg in legs:
+                if isinstance(leg, cluster.Migrate):
+                    self.assertNotEqual('cold', leg.dest_host)
+
+    def test_balanced_cluster_gives_empty_plan_with_reason(self):
+        pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M,
+                                                contention_swaps=False)
+        plan = pol.rebalance(_view(), random.Random(0))
+        self.assertEqual((), plan.actions)
+        self.assertTrue(plan.reason.startswith('balanced'))
+
+    def test_balanced_misses_can_still_hold_avoidable_contention(self):
+        # Within the threshold, but h0 (5 M misses/s) shares hot's socket 0
+        # with h2 while c0 has cold's socket 0 to itself: numa_aware_swap's
+        # contention phase (on by default) swaps h0 with c0.
+        pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M)
+        self.assertTrue(pol.get_params()['contention_swaps'])
+        self.assertFalse(swap_policies.CacheAwareSwapPolicy().get_params()[
+            'contention_swaps'])
+        plan = pol.rebalance(_view(), random.Random(0))
+        self.assertEqual(
+            (cluster.Swap(cluster.Migrate('h0', 'hot', 'cold', 0),
+                          cluster.Migrate('c0', 'cold', 'hot', 0)),),
+            plan.actions)
+
+
+class TestModelCheckPolicy(testtools.TestCase):
+
+    def _spy(self, cls):
+        """The mix_values each audit of ``cls`` passes its algorithm."""
+        seen = []
+        real_algorithm = cls.algorithm
+
+        def algorithm(view, params, hurt=(), mix_values=None):
+            seen.append(mix_values)
+            return real_algorithm(view, params, hurt=hurt,
+                                  mix_values=mix_values)
+        self.useFixture(fixtures.MockPatchObject(cls, 'algorithm',
+                                                 staticmethod(algorithm)))
+        return seen
+
+    def test_scenario_model_checks_every_audit(self):
+        real = train.train_from_sim
+        trained = []
+
+        def quick(scen, **kwargs):
+            trained.append(kwargs)
+            kwargs.update(train.QUICK)
+            return real(scen, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(train, 'train_from_sim',
+                                                 quick))
+        pol = swap_policies.NumaAwareSwapPolicy(mix_model='scenario',
+                                                copies_samples=3)
+        self.assertEqual('scenario', pol.get_params()['mix_model'])
+        seen = self._spy(swap_policies.NumaAwareSwapPolicy)
+        result = simulator.run('ahn-wl1', pol, epochs=2)
+        self.assertEqual([3], [k['copies_samples'] for k in trained])
+        self.assertEqual(2, len(seen))
+        for values in seen:
+            self.assertIsInstance(values, mixes.MixValues)
+            # Every class of the scenario is described by its counters.
+            self.assertEqual(4, len(values.profiles))
+        self.assertTrue(any('model check trained from scenario ahn-wl1'
+                            in note for note in result.notes), result.notes)
+        self.assertEqual(0, result.rejected_actions)
+
+    def test_no_model_no_check(self):
+        pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M)
+        self.assertIsNone(pol.get_params()['mix_model'])
+        seen = self._spy(swap_policies.CacheAwareSwapPolicy)
+        pol.rebalance(_view(), random.Random(0))
+        self.assertEqual([None], seen)

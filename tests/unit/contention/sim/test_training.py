@@ -1,0 +1,148 @@
+"""The simulator's training hook for the placement models."""
+
+import ast
+import os
+
+import testtools
+
+from contention.perfmodel import datasets
+from contention.sim import scenario
+from contention.sim import training
+from contention import topology as topo
+
+
+def _parts(name='ahn-wl1'):
+    topology, workloads, source = training.training_source(name)
+    return topology, {w.name: w for w in workloads}, source
+
+
+class TrainingSourceTest(testtools.TestCase):
+
+    def test_hook_is_what_datasets_expects(self):
+        topology, workloads, source = datasets.simulator_source('ahn-wl1')
+        self.assertIsInstance(topology, topo.HostTopology)
+        self.assertEqual(2, len(topology.nodes))
+        self.assertTrue(all(isinstance(w, datasets.Workload)
+                            for w in workloads))
+        self.assertEqual(sorted(scenario.load('ahn-wl1').profiles),
+                         sorted(w.name for w in workloads))
+
+    def test_libraries_add_training_workloads(self):
+        _, workloads, source = datasets.simulator_source(
+            'merlin-mix1', libraries=('all',))
+        names = {w.name for w in workloads}
+        merlin = set(scenario.load('merlin-mix1').profiles)
+        spec = set(scenario.load('ahn-wl1').profiles)
+        self.assertEqual(merlin | spec, names)
+        self.assertEqual(merlin, source.own)
+        # the extra profiles are the shipped ones, unchanged
+        self.assertEqual(scenario.load('ahn-wl1').profiles['lbm'],
+                         source.profiles['lbm'])
+        self.assertEqual(['ahn-spec2006', 'merlin'],
+                         training.shipped_libraries())
+        self.assertRaises(ValueError, training.library_profiles,
+                          ['no-such-library'])
+        _, plain, plain_source = training.training_source('merlin-mix1')
+        self.assertEqual(merlin, {w.name for w in plain})
+        self.assertEqual(merlin, plain_source.own)
+
+    def test_profiles_come_from_synthetic_counters(self):
+        _, wl, _ = _parts()
+        lbm, povray = wl['lbm'].profile, wl['povray'].profile
+        # A streaming code: high MPKI and Memory Factor; a CPU-bound one
+        # low (Merlin section 3.1 bands).
+        self.assertGreater(lbm.mpki, 15)
+        self.assertGreater(lbm.mf, 0.6)
+        self.assertLess(povray.mpki, 2)
+        self.assertGreater(povray.ipc, lbm.ipc)
+        self.assertEqual('sim', lbm.source)
+
+    def test_small_llc_mf_tells_cache_sensitive_codes(self):
+        _, wl, _ = _parts('merlin-mix1')
+        for w in wl.values():
+            # a quarter of the LLC never misses less than the whole one
+            self.assertGreaterEqual(w.profile.mf_small_llc,
+                                    w.profile.mf - 1e-9)
+        # voldemort's working set fits the LLC alone (low MF) but not a
+        # quarter of it; scalparc streams either way
+        vold, scal = wl['voldemort'].profile, wl['scalparc'].profile
+        self.assertGreater(vold.mf_small_llc - vold.mf, 0.2)
+        self.assertLess(scal.mf_small_llc - scal.mf,
+                        vold.mf_small_llc - vold.mf)
+
+    def test_alone_is_at_most_one_and_corunners_hurt(self):
+        topology, wl, source = _parts()
+        soplex, lbm = wl['soplex'], wl['lbm']
+        alone = source(datasets.Trial(topology, soplex, frozenset([0]), 1))
+        self.assertLessEqual(alone.performance, 1.0)
+        self.assertGreater(alone.performance, 0.9)
+        self.assertEqual((), alone.corunner_performance)
+        crowd = tuple(datasets.CoRunner(lbm, frozenset([0]), 1)
+                      for _ in range(3))
+        hurt = source(datasets.Trial(topology, soplex, frozenset([0]), 1,
+                                     crowd))
+        self.assertLess(hurt.performance, alone.performance - 0.05)
+        self.assertEqual(3, len(hurt.corunner_performance))
+        self.assertTrue(all(r < 1.0 for r in hurt.corunner_performance))
+
+    def test_cpu_bound_newcomer_barely_hurts(self):
+        topology, wl, source = _parts()
+        co = (datasets.CoRunner(wl['soplex'], frozenset([0]), 1),)
+        quiet = source(datasets.Trial(topology, wl['povray'],
+                                      frozenset([0]), 1, co))
+        loud = source(datasets.Trial(topology, wl['lbm'],
+                                     frozenset([0]), 1, co))
+        self.assertGreater(quiet.corunner_performance[0],
+                           loud.corunner_performance[0])
+        self.assertGreater(quiet.corunner_performance[0], 0.97)
+
+    def test_deterministic_across_sources(self):
+        topology, wl, a = _parts()
+        _, _, b = _parts()
+        trial = datasets.Trial(
+            topology, wl['milc'], frozenset([1]), 1,
+            (datasets.CoRunner(wl['gcc'], frozenset([1]), 1),))
+        self.assertEqual(a(trial), b(trial))
+        self.assertEqual(a(trial), a(trial))
+
+    def test_shared_smt_cores_are_slower(self):
+        topology, workloads, source = training.training_source(
+            'merlin-mix1')
+        wl = {w.name: w for w in workloads}
+        w = wl['matmul']
+        node = topology.nodes[0].id
+        full = source(datasets.Trial(topology, w, frozenset([node]),
+                                     w.profile.vcpus))
+        half = source(datasets.Trial(topology, w, frozenset([node]),
+                                     w.profile.vcpus // 2))
+        self.assertLess(half.performance, full.performance)
+
+    def test_unknown_workload_is_a_clear_error(self):
+        topology, wl, source = _parts()
+        stranger = datasets.Workload('stranger', wl['gcc'].profile)
+        e = self.assertRaises(ValueError, source, datasets.Trial(
+            topology, stranger, frozenset([0]), 1))
+        self.assertIn('stranger', str(e))
+
+    def test_perfmodel_does_not_import_the_simulator(self):
+        # The simulator (its policies, its training source) sits above the
+        # performance model: the arrow points from contention.sim down to
+        # contention.perfmodel, never back.
+        from contention import perfmodel
+        root = os.path.dirname(perfmodel.__file__)
+        for dirpath, _, files in os.walk(root):
+            for name in files:
+                if not name.endswith('.py'):
+                    continue
+                with open(os.path.join(dirpath, name)) as fh:
+                    tree = ast.parse(fh.read())
+                for node in tree.body:
+                    mods = []
+                    if isinstance(node, ast.Import):
+                        mods = [a.name for a in node.names]
+                    elif isinstance(node, ast.ImportFrom):
+                        mods = [node.module or '']
+                    for mod in mods:
+                        self.assertFalse(
+                            mod.startswith('contention.sim'),
+                            '%s imports %s' % (name, mod))

@@ -1,0 +1,758 @@
+"""Ahn et al.'s schedulers and Merlin's arbitration on plain views."""
+
+import dataclasses
+
+import testtools
+
+from contention import arbitration
+from contention import cluster
+from contention import swap
+from tests.unit.contention.swap import views as v
+
+M = 1e6
+EXTREME = swap.SwapParameters(victim_selection='extreme', local_phase=False,
+                              max_swaps=1, threshold=1 * M)
+
+
+def _reasons(plan):
+    return {s.subject: s.reason.split(':')[0] for s in plan.skipped}
+
+
+def _legs(action):
+    if isinstance(action, cluster.Swap):
+        return (action.first, action.second)
+    return (action,)
+
+
+def _moved(plan):
+    return [leg.instance for a in plan.actions for leg in _legs(a)]
+
+
+def _apply(view, plan):
+    for action in plan.actions:
+        view = cluster.apply_action(view, action)
+    return view
+
+
+class TestDeal(testtools.TestCase):
+
+    def test_sort_and_alternate_two_sockets(self):
+        # Ahn section 3 / Zhuravlev: largest to 1st, 2nd largest to 2nd,
+        # then smallest to 1st, 2nd smallest to 2nd, and so on.
+        vms = [v.vm('m%d' % m, 'h', m) for m in (10, 8, 6, 4, 2, 1)]
+        groups = swap.deal(vms, 2)
+        self.assertEqual([['m10', 'm1', 'm6'], ['m8', 'm2', 'm4']],
+                         [[i.uuid for i in g] for g in groups])
+
+    def test_three_groups_and_fewer_vms_than_groups(self):
+        vms = [v.vm('m%d' % m, 'h', m) for m in (5, 3)]
+        groups = swap.deal(vms, 3)
+        self.assertEqual([['m5'], ['m3'], []],
+                         [[i.uuid for i in g] for g in groups])
+
+
+class TestLocalPhase(testtools.TestCase):
+
+    def test_repins_to_even_sockets(self):
+        view = v.view([v.host('a')],
+                      [v.vm('x%d' % m, 'a', m * M, socket=0)
+                       for m in (10, 8, 6, 4)])
+        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        self.assertTrue(actions)
+        self.assertTrue(all(isinstance(a, cluster.Repin) for a in actions))
+        after = _apply(view, cluster.Plan(actions=tuple(actions)))
+        loads = swap.socket_loads(after)
+        self.assertEqual(14 * M, loads[('a', 0)])
+        self.assertEqual(14 * M, loads[('a', 1)])
+
+    def test_balanced_host_needs_no_repin(self):
+        view = v.view([v.host('a')],
+                      [v.vm('x1', 'a', 10 * M, socket=0),
+                       v.vm('x2', 'a', 10 * M, socket=1)])
+        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        self.assertEqual([], actions)
+
+    def test_keeps_labels_to_minimise_repins(self):
+        # Dealing puts x10 and x1 together; they are both on socket 1
+        # already, so the mapping keeps them there: only one re-pin.
+        view = v.view([v.host('a')],
+                      [v.vm('x10', 'a', 10 * M, socket=1),
+                       v.vm('x1', 'a', 1 * M, socket=1),
+                       v.vm('x8', 'a', 8 * M, socket=1),
+                       v.vm('x2', 'a', 2 * M, socket=0)])
+        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        # mf 0.3 (medium): its memory moves with its vCPUs.
+        self.assertEqual([cluster.Repin('x8', 'a', 0, move_memory=True)],
+                         actions)
+
+    def test_redeal_whose_memory_moves_cost_more_is_skipped(self):
+        # 64 GiB instances: moving one's memory (64 x 2.5e5 = 1.6e7) costs
+        # more than the 4M misses/s the re-deal takes off the difference.
+        view = v.view([v.host('a', memory_mib=262144)],
+                      [v.vm('x%d' % m, 'a', m * M, socket=s,
+                            memory_mib=65536)
+                       for m, s in ((4, 0), (3, 0), (2, 1), (1, 1))])
+        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        self.assertEqual([], actions)
+        self.assertEqual('not_worth_it', skipped[0].reason.split(':')[0])
+        cheap = swap.SwapParameters(migration_cost_per_gib=0)
+        self.assertTrue(swap.local_phase(view, cheap)[0])
+
+    def test_memory_stays_only_for_low_mf_instances(self):
+        # Merlin: a low-MF instance barely reaches DRAM, so a remote vCPU
+        # move (memory left behind) is the cheaper choice; a memory-bound
+        # one would pay remote latency on all its DRAM traffic.
+        view = v.view([v.host('a')],
+                      [v.vm('low', 'a', 10 * M, socket=0, mf=0.1),
+                       v.vm('high', 'a', 9 * M, socket=0, mf=0.8),
+                       v.vm('unknown', 'a', 2 * M, socket=0, mf=None),
+                       v.vm('stay', 'a', 1 * M, socket=0)])
+        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        moved = {a.instance: a.move_memory for a in actions}
+        self.assertTrue(moved)
+        for uuid, move_memory in moved.items():
+            self.assertEqual(uuid != 'low', move_memory, uuid)
+        actions, _ = swap.local_phase(
+            view, swap.SwapParameters(local_memory_mf=0.0))
+        self.assertTrue(all(a.move_memory for a in actions))
+
+    def test_numa_instances_are_not_repinned(self):
+        view = v.view([v.host('a')],
+                      [v.vm('n1', 'a', 10 * M, has_numa_topology=True),
+                       v.vm('x1', 'a', 6 * M), v.vm('x2', 'a', 5 * M)])
+        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        self.assertNotIn('n1', [a.instance for a in actions])
+        self.assertIn(cluster.Skipped('n1', 'pinned: NUMA topology'),
+                      skipped)
+
+    def test_socket_cpu_capacity_refused(self):
+        view = v.view([v.host('a', cpus=2)],
+                      [v.vm('x%d' % m, 'a', m * M, socket=0, vcpus=4)
+                       for m in (10, 8, 6, 4)])
+        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        self.assertEqual([], actions)
+        self.assertEqual('local_capacity', skipped[0].reason.split(':')[0])
+
+
+class TestCacheAwareGlobal(testtools.TestCase):
+
+    def _two_hosts(self, hot=(5, 4, 3), cold=(1, 2)):
+        return v.view([v.host('hot'), v.host('cold')],
+                      [v.vm('h%d' % i, 'hot', m * M, socket=i % 2)
+                       for i, m in enumerate(hot)]
+                      + [v.vm('c%d' % i, 'cold', m * M, socket=i % 2)
+                         for i, m in enumerate(cold)])
+
+    def test_algorithm_1_swaps_max_vm_with_min_vm(self):
+        view = self._two_hosts()
+        plan = swap.cache_aware(view, EXTREME)
+        self.assertEqual(1, len(plan.actions))
+        action = plan.actions[0]
+        self.assertIsInstance(action, cluster.Swap)
+        self.assertEqual({('h0', 'hot', 'cold'), ('c0', 'cold', 'hot')},
+                         {(leg.instance, leg.source_host, leg.dest_host)
+                          for leg in (action.first, action.second)})
+        after = _apply(view, plan)
+        self.assertEqual({'h0', 'c1'},
+                         {i.uuid for i in after.instances_on('cold')})
+        self.assertEqual({'c0', 'h1', 'h2'},
+                         {i.uuid for i in after.instances_on('hot')})
+        self.assertLess(plan.indicators['spread_after'],
+                        plan.indicators['spread_before'])
+        self.assertEqual(2.0, plan.indicators['migrations'])
+        self.assertEqual(1.0, plan.indicators['swaps'])
+        self.assertEqual(4.0, plan.indicators['memory_to_migrate_gb'])
+
+    def test_threshold_edge(self):
+        # hot: 6M, cold: 3M -> difference exactly 3M.
+        view = self._two_hosts(hot=(2, 2, 2), cold=(1, 1, 1))
+        # Free migrations: the threshold alone decides.
+        at = swap.SwapParameters(victim_selection='extreme',
+                                 local_phase=False, threshold=3 * M,
+                                 migration_cost_per_gib=0)
+        plan = swap.cache_aware(view, at)
+        self.assertEqual((), plan.actions)
+        self.assertTrue(plan.reason.startswith('balanced'))
+        below = swap.SwapParameters(victim_selection='extreme',
+                                    local_phase=False, threshold=3 * M - 1,
+                                    migration_cost_per_gib=0)
+        self.assertEqual(1, len(swap.cache_aware(view, below).actions))
+
+    def test_no_move_when_balanced(self):
+        view = self._two_hosts(hot=(3, 1), cold=(2, 2))
+        # already dealt evenly inside each host, 4M on each host
+        for selection in arbitration.VICTIM_SELECTIONS:
+            plan = swap.cache_aware(view, swap.SwapParameters(
+                victim_selection=selection, threshold=0.0))
+            self.assertEqual((), plan.actions)
+            self.assertIsNotNone(plan.reason)
+
+    def test_swap_that_would_not_narrow_is_refused(self):
+        # The papers' rule would swap h0 (9M) with c0 (1M) although the
+        # hosts differ by only 2M: that overshoots to a 14M difference.
+        view = self._two_hosts(hot=(9, 1), cold=(1, 7))
+        plan = swap.cache_aware(view, EXTREME)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('no_gain', _reasons(plan)['hot'])
+
+    def test_capacity_refused(self):
+        view = v.view([v.host('hot'), v.host('cold', cpus=1)],
+                      [v.vm('h0', 'hot', 9 * M, vcpus=4),
+                       v.vm('h1', 'hot', 1 * M),
+                       v.vm('c0', 'cold', 1 * M, vcpus=2)])
+        plan = swap.cache_aware(view, EXTREME)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('no_capacity', _reasons(plan)['hot'])
+
+    def test_transient_capacity_chooses_leg_order(self):
+        # cold is full: h0 can only land once c0 has left.
+        view = v.view([v.host('hot'), v.host('cold', cpus=1)],
+                      [v.vm('h0', 'hot', 9 * M),
+                       v.vm('h1', 'hot', 1 * M),
+                       v.vm('c0', 'cold', 1 * M)])
+        plan = swap.cache_aware(view, EXTREME)
+        action = plan.actions[0]
+        self.assertEqual('c0', action.first.instance)
+        self.assertEqual('h0', action.second.instance)
+
+    def test_transient_capacity_refused_both_ways(self):
+        # Each host is full, so whichever leg runs first has no room,
+        # although the final state would fit.
+        view = v.view([v.host('hot', cpus=1), v.host('cold', cpus=1)],
+                      [v.vm('h0', 'hot', 9 * M, vcpus=1),
+                       v.vm('h1', 'hot', 4 * M, vcpus=1),
+                       v.vm('c0', 'cold', 1 * M, vcpus=1),
+                       v.vm('c1', 'cold', 1 * M, vcpus=1)])
+        plan = swap.cache_aware(view, EXTREME)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('no_capacity', _reasons(plan)['hot'])
+
+    def test_numa_instance_must_fit_a_cell(self):
+        # Once c1 has left, cold has 10 free vCPUs but at most 6 per cell.
+        cold = [v.vm('c0', 'cold', 1 * M, vcpus=4, socket=0),
+                v.vm('c1', 'cold', 0.5 * M, vcpus=4, socket=1),
+                v.vm('c2', 'cold', 1 * M, vcpus=2, socket=1)]
+        big = v.vm('h0', 'hot', 9 * M, vcpus=7, has_numa_topology=True)
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [big, v.vm('h1', 'hot', 4 * M)] + cold)
+        plan = swap.cache_aware(view, EXTREME)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('no_capacity', _reasons(plan)['hot'])
+        fits = v.vm('h0', 'hot', 9 * M, vcpus=4, has_numa_topology=True)
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [fits, v.vm('h1', 'hot', 4 * M)] + cold)
+        plan = swap.cache_aware(view, EXTREME)
+        leg = [leg for leg in (plan.actions[0].first, plan.actions[0].second)
+               if leg.instance == 'h0'][0]
+        self.assertIn(leg.dest_socket, (0, 1))
+
+    def test_cooldown(self):
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [v.vm('h0', 'hot', 9 * M, last_moved_at=9000.0),
+                       v.vm('h1', 'hot', 4 * M),
+                       v.vm('c0', 'cold', 1 * M)], now=10000.0)
+        plan = swap.cache_aware(view, swap.SwapParameters(
+            victim_selection='extreme', local_phase=False, max_swaps=1,
+            threshold=1 * M, cooldown_s=3600))
+        self.assertEqual('cooldown', _reasons(plan)['h0'])
+        moved = {leg.instance for leg in (plan.actions[0].first,
+                                          plan.actions[0].second)}
+        self.assertEqual({'h1', 'c0'}, moved)
+        plan = swap.cache_aware(view, swap.SwapParameters(
+            victim_selection='extreme', local_phase=False, max_swaps=1,
+            threshold=1 * M, cooldown_s=600))
+        self.assertIn('h0', {plan.actions[0].first.instance,
+                             plan.actions[0].second.instance})
+
+    def test_unmovable_and_disabled_are_left_alone(self):
+        view = v.view([v.host('hot'), v.host('cold'),
+                       v.host('off', enabled=False, skip_reason='down')],
+                      [v.vm('h0', 'hot', 9 * M, movable=False,
+                            skip_reason='locked'),
+                       v.vm('h1', 'hot', 4 * M),
+                       v.vm('c0', 'cold', 1 * M)])
+        plan = swap.cache_aware(view, EXTREME)
+        reasons = _reasons(plan)
+        self.assertEqual('not_movable', reasons['h0'])
+        self.assertEqual('host_disabled', reasons['off'])
+        for action in plan.actions:
+            for leg in (action.first, action.second):
+                self.assertNotEqual('h0', leg.instance)
+                self.assertNotEqual('off', leg.dest_host)
+
+    def test_max_swaps_chains_on_the_updated_state(self):
+        hosts = [v.host('h%d' % i) for i in range(4)]
+        vms = []
+        for i in range(4):
+            vms += [v.vm('v%d-%d' % (i, j), 'h%d' % i, (4 - i) * 3 * M / (j + 1))
+                    for j in range(3)]
+        view = v.view(hosts, vms)
+        params = swap.SwapParameters(local_phase=False, max_swaps=3,
+                                     threshold=1 * M)
+        plan = swap.cache_aware(view, params)
+        self.assertGreater(len(plan.actions), 1)
+        moved = _moved(plan)
+        self.assertEqual(len(moved), len(set(moved)))  # none moved twice
+        after = _apply(view, plan)
+        self.assertAlmostEqual(
+            plan.indicators['spread_after'],
+            swap.spread(swap.socket_loads(after).values()))
+
+    def test_local_then_global(self):
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [v.vm('h0', 'hot', 9 * M, socket=0),
+                       v.vm('h1', 'hot', 5 * M, socket=0),
+                       v.vm('h2', 'hot', 1 * M, socket=0),
+                       v.vm('c0', 'cold', 1 * M, socket=0)])
+        plan = swap.cache_aware(view, swap.SwapParameters(threshold=1 * M))
+        kinds = [type(a).__name__ for a in plan.actions]
+        self.assertEqual('Repin', kinds[0])
+        self.assertIn('Swap', kinds)
+        self.assertGreater(plan.indicators['repins'], 0)
+
+
+class TestCpuOversubscription(testtools.TestCase):
+    """Moves may use Nova's allocation ratio, not time-share more CPUs."""
+
+    PARAMS = swap.SwapParameters(local_phase=False, threshold=1 * M,
+                                 max_swaps=1)
+
+    def _full_hosts(self):
+        # Two hosts of 2 sockets x 2 CPUs, cpu_allocation_ratio 4: Nova
+        # would accept more, but every CPU already runs a 1-vCPU instance.
+        hosts = [v.host(n, cpus=2, cpu_allocation_ratio=4.0)
+                 for n in ('hot', 'cold')]
+        instances = [v.vm('h%d' % i, 'hot', m * M, socket=i // 2, vcpus=1)
+                     for i, m in enumerate((9, 8, 7, 6))]
+        instances += [v.vm('c%d' % i, 'cold', m * M, socket=i // 2,
+                           vcpus=1) for i, m in enumerate((1, 1, 1, 1))]
+        return v.view(hosts, instances)
+
+    def test_one_way_move_onto_busy_cpus_is_refused(self):
+        view = self._full_hosts()
+        state = swap._State(view, swap.HOST)
+        leg = cluster.Migrate('h0', 'hot', 'cold', 0)
+        self.assertTrue(swap._oversubscribes(state, (leg,)))
+        # The trial move is undone.
+        self.assertEqual('hot', state.inst['h0'].host)
+        self.assertEqual(4.0, state.used['cold'][0])
+
+    def test_swaps_of_equal_instances_still_run(self):
+        plan = swap.cache_aware(self._full_hosts(), self.PARAMS)
+        self.assertEqual(1, len(plan.actions))
+        self.assertIsInstance(plan.actions[0], cluster.Swap)
+        after = _apply(self._full_hosts(), plan)
+        for host in ('hot', 'cold'):
+            self.assertEqual(4, len(after.instances_on(host)))
+
+    def test_one_way_move_onto_idle_cpus_is_allowed(self):
+        view = self._full_hosts()
+        idle = [i for i in view.instances if i.host == 'hot'] + [
+            v.vm('c0', 'cold', 1 * M, socket=0, vcpus=1)]
+        view = v.view(view.hosts, idle)
+        state = swap._State(view, swap.HOST)
+        leg = cluster.Migrate('h0', 'hot', 'cold', 1)
+        self.assertFalse(swap._oversubscribes(state, (leg,)))
+
+
+class TestSensitivityCost(testtools.TestCase):
+
+    def test_prefers_low_mf_among_near_equal_moves(self):
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [v.vm('sensitive', 'hot', 5.0 * M, mf=0.9),
+                       v.vm('insensitive', 'hot', 4.8 * M, mf=0.1),
+                       v.vm('c0', 'cold', 0.1 * M)])
+        plan = swap.cache_aware(view, swap.SwapParameters(
+            local_phase=False, max_swaps=1, threshold=1 * M))
+        moved = {leg.instance for a in plan.actions
+                 for leg in ((a.first, a.second)
+                             if isinstance(a, cluster.Swap) else (a,))}
+        self.assertIn('insensitive', moved)
+        self.assertNotIn('sensitive', moved)
+        extreme = swap.cache_aware(view, EXTREME)
+        self.assertIn('sensitive', {extreme.actions[0].first.instance,
+                                    extreme.actions[0].second.instance})
+
+    def test_prefers_smaller_memory(self):
+        view = v.view([v.host('hot'), v.host('cold')],
+                      [v.vm('big', 'hot', 5.0 * M, memory_mib=16384),
+                       v.vm('small', 'hot', 4.9 * M, memory_mib=1024),
+                       v.vm('c0', 'cold', 0.1 * M)])
+        plan = swap.cache_aware(view, swap.SwapParameters(
+            local_phase=False, max_swaps=1, threshold=1 * M))
+        first = plan.actions[0]
+        legs = ((first.first, first.second)
+                if isinstance(first, cluster.Swap) else (first,))
+        self.assertIn('small', {leg.instance for leg in legs})
+
+    def test_move_not_worth_its_cost_is_skipped(self):
+        view = v.view([v.host('hot', memory_mib=1 << 20),
+                       v.host('cold', memory_mib=1 << 20)],
+                      [v.vm('h0', 'hot', 3 * M, memory_mib=64 * 1024),
+                       v.vm('h1', 'hot', 2 * M, memory_mib=64 * 1024),
+                       v.vm('c0', 'cold', 0.1 * M, memory_mib=64 * 1024)])
+        params = swap.SwapParameters(local_phase=False, threshold=1 * M,
+                                     migration_cost_per_gib=1e5)
+        plan = swap.cache_aware(view, params)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('not_worth_it', _reasons(plan)['hot'])
+
+    def test_bad_parameters(self):
+        self.assertRaises(ValueError, swap.SwapParameters,
+                          victim_selection='random')
+        self.assertRaises(ValueError, swap.SwapParameters, threshold=-1)
+        self.assertRaises(ValueError, swap.SwapParameters, max_swaps=1.5)
+
+
+class TestRepercussion(testtools.TestCase):
+
+    def test_hurt_corunner_found(self):
+        view = v.view([v.host('a'), v.host('b')],
+                      [v.vm('moved', 'b', 5 * M, socket=0),
+                       v.vm('co', 'b', 2 * M, socket=0,
+                            merlin_class='high/medium'),
+                       v.vm('other-socket', 'b', 2 * M, socket=1,
+                            merlin_class='high/high'),
+                       v.vm('fine', 'b', 2 * M, socket=0,
+                            merlin_class='low/low')])
+        moves = [arbitration.Move('moved', 'a', 'b', 9000.0)]
+        before = {'co': 'medium/medium', 'other-socket': 'low/low',
+                  'fine': 'medium/low'}
+        hurt = arbitration.hurt_corunners(view, moves, before)
+        self.assertEqual(['co'], [h.uuid for h in hurt])
+        self.assertEqual('moved', hurt[0].culprit)
+
+    def test_hurt_host_is_arbitrated_first_and_gets_nothing(self):
+        # 'b' is not the most loaded host, but a co-runner there was hurt
+        # by the last move: it is relieved first, and never a destination.
+        view = v.view([v.host('a'), v.host('b'), v.host('c')],
+                      [v.vm('a0', 'a', 9 * M), v.vm('a1', 'a', 1 * M),
+                       v.vm('moved', 'b', 5 * M, last_moved_at=1.0),
+                       v.vm('co', 'b', 2 * M, merlin_class='high/high'),
+                       v.vm('c0', 'c', 1 * M)])
+        hurt = [arbitration.Hurt('co', 'b', 0, 'moved', 'high/low',
+                                 'high/high')]
+        plan = swap.cache_aware(view, swap.SwapParameters(
+            local_phase=False, max_swaps=2, threshold=1 * M), hurt=hurt)
+        self.assertEqual('repercussion', _reasons(plan)['co'])
+        first = plan.actions[0]
+        legs = ((first.first, first.second)
+                if isinstance(first, cluster.Swap) else (first,))
+        self.assertIn('b', {leg.source_host for leg in legs})
+        for action in plan.actions:
+            legs = ((action.first, action.second)
+                    if isinstance(action, cluster.Swap) else (action,))
+            for leg in legs:
+                if leg.source_host != 'b':
+                    self.assertNotEqual('b', leg.dest_host)
+
+
+class TestNumaAware(testtools.TestCase):
+
+    def test_algorithm_2_swaps_between_sockets_of_two_hosts(self):
+        view = v.view([v.host('a'), v.host('b')],
+                      [v.vm('a0', 'a', 6 * M, socket=0),
+                       v.vm('a3', 'a', 3 * M, socket=0),
+                       v.vm('a1', 'a', 2 * M, socket=1),
+                       v.vm('b0', 'b', 3 * M, socket=0),
+                       v.vm('b1', 'b', 1 * M, socket=1)])
+        plan = swap.numa_aware(view, swap.SwapParameters(
+            victim_selection='extreme', max_swaps=1, threshold=1 * M))
+        action = plan.actions[0]
+        self.assertIsInstance(action, cluster.Swap)
+        legs = {leg.instance: (leg.dest_host, leg.dest_socket)
+                for leg in (action.first, action.second)}
+        self.assertEqual({'a0': ('b', 1), 'b1': ('a', 0)}, legs)
+
+    def test_same_host_sockets_become_repins_with_memory(self):
+        view = v.view([v.host('a')],
+                      [v.vm('a0', 'a', 9 * M, socket=0),
+                       v.vm('a1', 'a', 2 * M, socket=0),
+                       v.vm('a2', 'a', 1 * M, socket=1)])
+        plan = swap.numa_aware(view, swap.SwapParameters(
+            victim_selection='extreme', max_swaps=1, threshold=1 * M))
+        self.assertTrue(plan.actions)
+        for action in plan.actions:
+            self.assertIsInstance(action, cluster.Repin)
+            self.assertTrue(action.move_memory)
+        self.assertEqual(0.0, plan.indicators['migrations'])
+
+    def test_socket_memory_must_fit(self):
+        view = v.view([v.host('a', memory_mib=4096),
+                       v.host('b', memory_mib=4096)],
+                      [v.vm('a0', 'a', 9 * M, socket=0, memory_mib=3072),
+                       v.vm('b1', 'b', 1 * M, socket=1, memory_mib=1024),
+                       v.vm('b2', 'b', 1 * M, socket=1, memory_mib=2048)])
+        plan = swap.numa_aware(view, swap.SwapParameters(
+            victim_selection='extreme', max_swaps=1, threshold=1 * M))
+        for action in plan.actions:
+            legs = ((action.first, action.second)
+                    if isinstance(action, cluster.Swap) else (action,))
+            for leg in legs:
+                self.assertNotEqual(('b', 1), (getattr(leg, 'dest_host',
+                                                       None),
+                                               leg.dest_socket))
+
+    def _memory_view(self, memory_node):
+        return v.view(
+            [v.host('a', memory_mib=4096), v.host('b', memory_mib=4096)],
+            [v.vm('a0', 'a', 6 * M, socket=0, memory_mib=2048),
+             v.vm('a1', 'a', 6 * M, socket=0, memory_mib=2048),
+             v.vm('a2', 'a', 5 * M, socket=1, memory_mib=2048,
+                  memory_node=None if memory_node is None else 0),
+             v.vm('b0', 'b', 1 * M, socket=0, memory_mib=3072,
+                  memory_node=memory_node)])
+
+    def test_socket_memory_counts_where_the_memory_is(self):
+        # b0 runs on socket 0 of b but its 3 GiB live on node 1 (left
+        # behind by a re-pin without memory, or Ahn's W-W): socket 1 has
+        # 1 GiB free, not 4, so a1 (2 GiB) cannot move there with its
+        # memory; without memory_node the same move is planned.
+        # Without the NUMA repair, which would first bring b0's memory
+        # back (test_numa_repair_* below).
+        params = swap.SwapParameters(victim_selection='extreme',
+                                     max_swaps=1, threshold=1 * M,
+                                     numa_repair=False)
+        plan = swap.numa_aware(self._memory_view(None), params)
+        self.assertEqual([('b', 1)], [(a.dest_host, a.dest_socket)
+                                      for a in plan.actions])
+        plan = swap.numa_aware(self._memory_view(1), params)
+        self.assertEqual((), plan.actions)
+        self.assertIn('no_capacity', ' '.join(s.reason
+                                              for s in plan.skipped))
+
+    def test_unknown_socket_is_skipped(self):
+        view = v.view([v.host('a'), v.host('b')],
+                      [v.vm('a0', 'a', 9 * M, socket=None),
+                       v.vm('a1', 'a', 8 * M, socket=0),
+                       v.vm('b0', 'b', 1 * M, socket=0)])
+        plan = swap.numa_aware(view, swap.SwapParameters(
+            victim_selection='extreme', max_swaps=1, threshold=1 * M))
+        self.assertNotIn('a0', {leg.instance for a in plan.actions
+                                for leg in ((a.first, a.second)
+                                            if isinstance(a, cluster.Swap)
+                                            else (a,))})
+
+
+class TestGivingUp(testtools.TestCase):
+
+    def test_stops_after_too_many_units_without_a_move(self):
+        # Every loaded host holds one big instance; moving it anywhere
+        # overshoots, so no host has an acceptable move.
+        hosts = [v.host('h%02d' % i) for i in range(30)] + [v.host('empty')]
+        vms = [v.vm('v%02d' % i, 'h%02d' % i, 10 * M) for i in range(30)]
+        plan = swap.cache_aware(v.view(hosts, vms), swap.SwapParameters(
+            local_phase=False, max_swaps=1, threshold=1 * M))
+        self.assertEqual((), plan.actions)
+        limit = swap.MAX_FAILED_SOURCES_PER_SWAP
+        self.assertEqual('stopped after %d units without an acceptable '
+                         'move (see skipped)' % limit, plan.reason)
+        self.assertEqual(limit, sum(1 for s in plan.skipped
+                                    if s.reason.startswith('no_gain')))
+
+    def test_fast_replace_equals_dataclasses_replace(self):
+        import dataclasses
+        inst = v.vm('x', 'a', 1 * M, last_moved_at=5.0)
+        self.assertEqual(dataclasses.replace(inst, host='b', socket=1),
+                         swap._replace(inst, host='b', socket=1))
+        self.assertEqual('a', inst.host)
+
+
+class TestNumaRepair(testtools.TestCase):
+    """Ahn et al.'s local NUMA-aware step (sections 3 and 4.2)."""
+
+    PARAMS = swap.SwapParameters(local_phase=False, max_swaps=0)
+
+    def _w_w(self, **kwargs):
+        # Ahn's W-W: both sockets full (2 CPUs each), every instance's
+        # memory on the other socket's node.
+        return v.view([v.host('a', cpus=2)],
+                      [v.vm('x0', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1, **kwargs),
+                       v.vm('x1', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1, **kwargs),
+                       v.vm('y0', 'a', 6 * M, socket=1, vcpus=1,
+                            memory_node=0, **kwargs),
+                       v.vm('y1', 'a', 6 * M, socket=1, vcpus=1,
+                            memory_node=0, **kwargs)])
+
+    def _memory_local(self, view, plan):
+        after = swap._State(view, swap.SOCKET)
+        for action in plan.actions:
+            after.apply(action)
+        return {u: after._memory_socket(i) == i.socket
+                for u, i in after.inst.items()}
+
+    def test_full_sockets_exchange_vcpus_and_move_no_memory(self):
+        for algorithm in (swap.numa_aware, swap.cache_aware):
+            view = self._w_w()
+            plan = algorithm(view, self.PARAMS)
+            self.assertEqual(4, len(plan.actions))
+            for action in plan.actions:
+                self.assertIsInstance(action, cluster.Repin)
+                self.assertFalse(action.move_memory)
+                self.assertEqual(1 - view.instance(action.instance).socket,
+                                 action.dest_socket)
+            self.assertTrue(all(self._memory_local(view, plan).values()))
+
+    def test_off_leaves_the_memory_remote(self):
+        params = dataclasses.replace(self.PARAMS, numa_repair=False)
+        self.assertEqual((), swap.numa_aware(self._w_w(), params).actions)
+
+    def test_memory_moves_when_the_memory_socket_has_no_cpu(self):
+        # z runs on socket 0 (room left) with its memory on node 1, whose
+        # socket is full of local instances: its memory comes back.
+        view = v.view([v.host('a', cpus=2)],
+                      [v.vm('z', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('l0', 'a', 1 * M, socket=1, vcpus=1),
+                       v.vm('l1', 'a', 1 * M, socket=1, vcpus=1)])
+        plan = swap.numa_aware(view, self.PARAMS)
+        self.assertEqual((cluster.Repin('z', 'a', 0, move_memory=True),),
+                         plan.actions)
+        # 64 GiB cost 1.6e7, more than its 8M remote accesses/s.
+        big = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, memory_mib=65536) if i.uuid == 'z'
+            else i for i in view.instances))
+        big = dataclasses.replace(big, hosts=(v.host('a', cpus=2,
+                                                     memory_mib=131072),))
+        plan = swap.numa_aware(big, self.PARAMS)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('numa_remote', _reasons(plan)['z'])
+
+    def test_vcpus_follow_the_memory_when_its_socket_has_room(self):
+        view = v.view([v.host('a', cpus=2)],
+                      [v.vm('z', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('l0', 'a', 1 * M, socket=0, vcpus=1)])
+        plan = swap.numa_aware(view, self.PARAMS)
+        self.assertEqual((cluster.Repin('z', 'a', 1, move_memory=False),),
+                         plan.actions)
+
+    def test_cache_aware_leaves_low_mf_memory_behind(self):
+        # Its local phase re-pins low-MF instances without their memory on
+        # purpose (local_memory_mf); the repair must not undo that.
+        plan = swap.cache_aware(self._w_w(mf=0.1), self.PARAMS)
+        self.assertEqual((), plan.actions)
+        plan = swap.numa_aware(self._w_w(mf=0.1), self.PARAMS)
+        self.assertEqual(4, len(plan.actions))
+
+    def test_cooldown_and_pinned_are_left(self):
+        view = self._w_w(last_moved_at=9999.0)
+        self.assertEqual((), swap.numa_aware(view, self.PARAMS).actions)
+        view = self._w_w(has_numa_topology=True)
+        self.assertEqual((), swap.numa_aware(view, self.PARAMS).actions)
+
+
+class TestPredictedContention(testtools.TestCase):
+    """A move must lower the predicted contention by more than it costs."""
+
+    def test_pressure_weights_corunner_misses_by_sensitivity(self):
+        heavy = v.vm('h', 'a', 10 * M, mf=0.8)
+        light = v.vm('l', 'a', 2 * M, mf=0.1)
+        self.assertAlmostEqual(0.8 * 2 * M + 0.1 * 10 * M,
+                               swap.pressure([heavy, light]))
+        self.assertEqual(0.0, swap.pressure([heavy]))
+
+    def test_swap_of_alike_instances_is_not_proposed(self):
+        # Same image and flavor: the swap changes no socket's mix, though
+        # their measured misses differ.
+        view = v.view([v.host('a', cpus=4)],
+                      [v.vm('x0', 'a', 20 * M, socket=0, image_id='img'),
+                       v.vm('x1', 'a', 10 * M, socket=0, image_id='img'),
+                       v.vm('y0', 'a', 1 * M, socket=1, image_id='img'),
+                       v.vm('y1', 'a', 1 * M, socket=1, image_id='other')])
+        params = swap.SwapParameters(victim_selection='extreme',
+                                     threshold=1 * M, max_swaps=1,
+                                     migration_cost_per_gib=0)
+        # The papers' pair (x0, y0) is alike: nothing else is tried.
+        plan = swap.numa_aware(view, params)
+        self.assertEqual((), plan.actions)
+        self.assertIn('no_gain', _reasons(plan)['a/socket-0'])
+        params = dataclasses.replace(params,
+                                     victim_selection='sensitivity_cost')
+        plan = swap.numa_aware(view, params)
+        moved = {a.instance for a in plan.actions}
+        self.assertEqual(2, len(moved))
+        self.assertIn('y1', moved)
+
+    def test_redeal_putting_the_sensitive_beside_the_heavy_is_skipped(self):
+        # Even misses per socket (s0: 20+6, s1: 20+6 after the deal) but
+        # the two sensitive instances end beside a heavy one each, where
+        # before they shared a socket with each other.
+        view = v.view([v.host('a', cpus=4)],
+                      [v.vm('h0', 'a', 20 * M, socket=0, mf=0.1),
+                       v.vm('h1', 'a', 20 * M, socket=0, mf=0.1),
+                       v.vm('s0', 'a', 6 * M, socket=1, mf=0.9),
+                       v.vm('s1', 'a', 6 * M, socket=1, mf=0.9)])
+        actions, skipped = swap.local_phase(
+            view, swap.SwapParameters(migration_cost_per_gib=0))
+        self.assertEqual([], actions)
+        self.assertEqual('no_predicted_gain',
+                         skipped[0].reason.split(':')[0])
+        # Insensitive light instances: the same deal goes ahead.
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, mf=0.1) if i.uuid.startswith('s')
+            else dataclasses.replace(i, mf=0.9) for i in view.instances))
+        actions, _ = swap.local_phase(
+            view, swap.SwapParameters(migration_cost_per_gib=0))
+        self.assertEqual(2, len(actions))
+
+
+class TestContentionPhase(testtools.TestCase):
+    """Swaps for predicted contention alone; the margin every move needs."""
+
+    def _view(self):
+        # Each socket holds two instances of one workload: a and b are
+        # memory-bound and touchy (MF 0.8), c and d light and indifferent;
+        # the threshold below makes the misses count as balanced.
+        return v.view([v.host('h1'), v.host('h2')], [
+            v.vm('a0', 'h1', 6 * M, socket=0, mf=0.8, image_id='a'),
+            v.vm('a1', 'h1', 6 * M, socket=0, mf=0.8, image_id='a'),
+            v.vm('b0', 'h1', 6 * M, socket=1, mf=0.8, image_id='b'),
+            v.vm('b1', 'h1', 6 * M, socket=1, mf=0.8, image_id='b'),
+            v.vm('c0', 'h2', 1 * M, socket=0, mf=0.05, image_id='c'),
+            v.vm('c1', 'h2', 1 * M, socket=0, mf=0.05, image_id='c'),
+            v.vm('d0', 'h2', 1 * M, socket=1, mf=0.05, image_id='d'),
+            v.vm('d1', 'h2', 1 * M, socket=1, mf=0.05, image_id='d')])
+
+    def test_balanced_sockets_still_get_the_swaps_that_lower_contention(self):
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=2,
+                                     contention_swaps=True)
+        plan = swap.numa_aware(self._view(), params)
+        self.assertIn('balanced', swap.numa_aware(
+            self._view(), dataclasses.replace(
+                params, contention_swaps=False)).reason)
+        self.assertEqual(2, len(plan.actions))
+        after = _apply(self._view(), plan)
+        for inst in after.instances:
+            if inst.image_id in ('a', 'b'):
+                # Every touchy instance now shares with a light one.
+                mates = [i for i in after.instances_on(inst.host,
+                                                       inst.socket)
+                         if i.uuid != inst.uuid]
+                self.assertTrue(all(m.image_id in ('c', 'd')
+                                    for m in mates), inst.uuid)
+        before = sum(swap.pressure(self._view().instances_on(h, s))
+                     for h in ('h1', 'h2') for s in (0, 1))
+        now = sum(swap.pressure(after.instances_on(h, s))
+                  for h in ('h1', 'h2') for s in (0, 1))
+        self.assertLess(now, before)
+
+    def test_max_swaps_is_shared_with_the_global_phase(self):
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=1,
+                                     contention_swaps=True)
+        self.assertEqual(1, len(swap.numa_aware(self._view(),
+                                                params).actions))
+        params = dataclasses.replace(params, max_swaps=0)
+        self.assertEqual((), swap.numa_aware(self._view(), params).actions)
+
+    def test_margin_refuses_small_predicted_drops(self):
+        # The same swap, asked to lower the touched sockets' predicted
+        # contention by more than all of it: never.
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=2,
+                                     contention_swaps=True,
+                                     min_predicted_gain=1.0)
+        self.assertEqual((), swap.numa_aware(self._view(), params).actions)
+        self.assertRaises(ValueError, swap.SwapParameters,
+                          min_predicted_gain=-0.1)

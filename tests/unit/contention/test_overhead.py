@@ -1,0 +1,202 @@
+"""Liu & Li's node overhead levels (section 4.1, Figure 4)."""
+
+from oslotest import base
+
+from contention import overhead
+from contention.report import NodeOverhead
+from tests.unit.contention import topologies
+
+TH = overhead.OverheadThresholds()
+ZERO = NodeOverhead(0, 0, 0, 0)
+
+
+def occupant(cpu_nodes, memory, instructions=10 ** 10, cycles=10 ** 10,
+             references=10 ** 8, misses=10 ** 7):
+    """An instance: vCPUs per node, memory per node, counter deltas."""
+    return overhead.Occupant(
+        vcpus_per_node=dict(cpu_nodes), memory_mib_per_node=dict(memory),
+        instructions=instructions, cycles=cycles,
+        cache_references=references, cache_misses=misses)
+
+
+class TestLevels(base.BaseTestCase):
+
+    def test_level_above_is_strict(self):
+        self.assertEqual(0, overhead.level_above(0.1, (0.1, 0.3, 0.5)))
+        self.assertEqual(1, overhead.level_above(0.11, (0.1, 0.3, 0.5)))
+        self.assertEqual(3, overhead.level_above(0.9, (0.1, 0.3, 0.5)))
+
+    def test_level_below_is_strict(self):
+        self.assertEqual(0, overhead.level_below(0.45, (0.45, 0.3, 0.15)))
+        self.assertEqual(1, overhead.level_below(0.44, (0.45, 0.3, 0.15)))
+        self.assertEqual(3, overhead.level_below(0.1, (0.45, 0.3, 0.15)))
+
+
+class TestThresholds(base.BaseTestCase):
+
+    def test_order_checked(self):
+        error = self.assertRaises(ValueError, overhead.OverheadThresholds,
+                                  mc_cycle_loss=(0.3, 0.1))
+        self.assertIn('mc_cycle_loss must be ascending', str(error))
+        error = self.assertRaises(ValueError, overhead.OverheadThresholds,
+                                  llc_hit_rate=(0.1, 0.3))
+        self.assertIn('llc_hit_rate must be descending', str(error))
+
+    def test_values_checked(self):
+        for bad in ((float('nan'),), (-0.1,), [0.1], ('a',)):
+            self.assertRaises(ValueError, overhead.OverheadThresholds,
+                              ic_cycle_loss=bad)
+        self.assertRaises(ValueError, overhead.OverheadThresholds,
+                          miss_stall_cycles=0)
+
+    def test_more_levels_allowed(self):
+        th = overhead.OverheadThresholds(mc_cycle_loss=(0.1, 0.2, 0.3, 0.4))
+        self.assertEqual(4, overhead.level_above(0.5, th.mc_cycle_loss))
+
+
+class TestNodeOverheads(base.BaseTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.topo = topologies.host()
+
+    def overheads(self, *occupants, th=TH):
+        return overhead.node_overheads(self.topo, occupants, th)
+
+    def test_empty_host_is_all_zero(self):
+        self.assertEqual({0: ZERO, 1: ZERO}, self.overheads())
+
+    def test_llc_level_from_hit_rate(self):
+        # hit rate 1 - 0.8 = 0.2: below 0.45 and 0.3, not below 0.15.
+        result = self.overheads(occupant({0: 2}, {0: 1024},
+                                         references=10 ** 8,
+                                         misses=8 * 10 ** 7, cycles=10 ** 13))
+        self.assertEqual(2, result[0].llc)
+        self.assertEqual(ZERO, result[1])
+
+    def test_llc_hit_rate_is_reference_weighted_over_the_node(self):
+        # 10 misses of 100 refs and 90 of 100: node hit rate 0.5 -> 0.
+        result = self.overheads(
+            occupant({0: 1}, {0: 1}, references=100, misses=10),
+            occupant({0: 1}, {0: 1}, references=100, misses=90))
+        self.assertEqual(0, result[0].llc)
+
+    def test_llc_counts_vcpu_share(self):
+        # Half the vCPUs on each node: each node sees half the refs and
+        # misses, so the same hit rate (0.1 -> level 3) on both.
+        result = self.overheads(occupant({0: 1, 1: 1}, {0: 1, 1: 1},
+                                         references=1000, misses=900))
+        self.assertEqual(3, result[0].llc)
+        self.assertEqual(3, result[1].llc)
+
+    def test_mc_level_from_local_cycle_loss(self):
+        # 10**7 misses x 60 stall cycles / 10**9 cycles = 0.6 -> level 3.
+        heavy = occupant({0: 1}, {0: 1}, cycles=10 ** 9, misses=10 ** 7,
+                         references=2 * 10 ** 7)
+        light = occupant({1: 1}, {1: 1}, cycles=10 ** 10, misses=10 ** 7,
+                         references=2 * 10 ** 7)
+        result = self.overheads(heavy, light)
+        self.assertEqual(3, result[0].mc)
+        self.assertEqual(0, result[1].mc)  # 0.06
+        self.assertEqual(0, result[0].ic)
+        self.assertEqual(0, result[0].remote)
+
+    def test_mc_takes_the_worst_domain(self):
+        heavy = occupant({0: 1}, {0: 1}, cycles=10 ** 9, misses=4 * 10 ** 6)
+        light = occupant({0: 3}, {0: 1}, cycles=10 ** 10, misses=10)
+        self.assertEqual(1, self.overheads(heavy, light)[0].mc)  # 0.24
+
+    def test_ic_from_remote_cycle_loss_scaled_by_distance(self):
+        # Runs on node 1, memory on node 0: 0.2 x 21/10 = 0.42 -> level 2
+        # on node 0's IC; a local run would be level 1 MC.
+        remote = occupant({1: 2}, {0: 2048}, cycles=3 * 10 ** 9,
+                          misses=10 ** 7)
+        baseline = occupant({1: 1}, {1: 1})  # a local IPC to compare with
+        result = self.overheads(remote, baseline)
+        self.assertEqual(2, result[0].ic)
+        self.assertEqual(0, result[0].mc)
+        self.assertEqual(0, result[1].ic)
+        local = occupant({0: 2}, {0: 2048}, cycles=3 * 10 ** 9,
+                         misses=10 ** 7)
+        self.assertEqual(1, self.overheads(local)[0].mc)
+
+    def test_misses_split_by_memory_share(self):
+        # 3/4 of memory remote: remote loss 0.75 x 0.2 x 2.1 = 0.315;
+        # local loss 0.25 x 0.2 = 0.05.
+        split = occupant({0: 4}, {0: 512, 1: 1536}, cycles=3 * 10 ** 9,
+                         misses=10 ** 7)
+        result = self.overheads(split)
+        self.assertEqual(0, result[1].remote)  # its own local IPC
+        self.assertEqual(2, result[1].ic)
+        self.assertEqual(0, result[0].mc)
+
+    def test_cycle_loss_is_capped(self):
+        th = overhead.OverheadThresholds(mc_cycle_loss=(0.5, 1.0))
+        result = self.overheads(occupant({0: 1}, {0: 1}, cycles=100,
+                                         misses=100), th=th)
+        self.assertEqual(1, result[0].mc)
+
+    def test_remote_latency_from_ipc_ratio(self):
+        local = occupant({0: 1}, {0: 1}, instructions=15 * 10 ** 9)
+        remote = occupant({1: 1}, {0: 1}, instructions=10 ** 10)
+        result = self.overheads(local, remote)
+        self.assertEqual(2, result[0].remote)  # 1.5
+        self.assertEqual(0, result[1].remote)
+
+    def test_remote_baseline_from_other_nodes(self):
+        # Nobody runs locally on node 0's memory: node 1's local IPC (1.2)
+        # is the baseline for the remote IPC (1.0).
+        local_on_1 = occupant({1: 1}, {1: 1}, instructions=12 * 10 ** 9)
+        remote = occupant({1: 1}, {0: 1}, instructions=10 ** 10)
+        self.assertEqual(1, self.overheads(local_on_1, remote)[0].remote)
+
+    def test_remote_without_any_local_baseline_is_unknown(self):
+        remote = occupant({1: 1}, {0: 1})
+        result = self.overheads(remote)
+        self.assertIsNone(result[0])
+        self.assertEqual(ZERO, result[1])
+
+    def test_remote_ipc_zero_is_the_top_level(self):
+        local = occupant({0: 1}, {0: 1})
+        stalled = occupant({1: 1}, {0: 1}, instructions=0)
+        self.assertEqual(3, self.overheads(local, stalled)[0].remote)
+
+    def test_total_is_the_sum(self):
+        hot = occupant({0: 1, 1: 1}, {0: 1}, cycles=10 ** 9,
+                       instructions=10 ** 8, references=10 ** 7,
+                       misses=9 * 10 ** 6)
+        local = occupant({0: 1}, {0: 1})
+        node0 = self.overheads(hot, local)[0]
+        self.assertEqual(node0.llc + node0.mc + node0.ic + node0.remote,
+                         node0.total)
+        self.assertGreater(node0.total, 6)
+
+    def test_missing_counter_makes_touched_nodes_unknown(self):
+        blind = occupant({1: 1}, {1: 1}, misses=None)
+        fine = occupant({0: 1}, {0: 1})
+        result = self.overheads(blind, fine)
+        self.assertIsNone(result[1])
+        self.assertIsNotNone(result[0])
+
+    def test_missing_counter_with_remote_memory(self):
+        blind = occupant({1: 1}, {0: 1, 1: 1}, cycles=None)
+        self.assertEqual({0: None, 1: None}, self.overheads(blind))
+
+    def test_unknown_memory_placement_makes_every_node_unknown(self):
+        result = self.overheads(occupant({0: 1}, {}))
+        self.assertEqual({0: None, 1: None}, result)
+
+    def test_instance_that_did_not_run(self):
+        idle = occupant({0: 1}, {0: 1}, instructions=0, cycles=0,
+                        references=0, misses=0)
+        self.assertEqual({0: ZERO, 1: ZERO}, self.overheads(idle))
+
+    def test_instance_without_vcpu_placement_is_not_running(self):
+        self.assertEqual({0: ZERO, 1: ZERO},
+                         self.overheads(occupant({}, {0: 1}, misses=None)))
+
+    def test_node_not_in_topology(self):
+        error = self.assertRaises(ValueError, self.overheads,
+                                  occupant({0: 1}, {5: 1}))
+        self.assertIn('[5]', str(error))
+        self.assertIn('host-a', str(error))
