@@ -38,22 +38,36 @@ def _check_uuid(value):
     try:
         return str(uuid_mod.UUID(str(value)))
     except ValueError:
-        raise ActionError('instance_uuid: %r is not a uuid'
-                          % (value,)) from None
+        raise ActionError('instance_uuid: %s is not a uuid'
+                          % _clip(repr(value))) from None
 
 
-def _cpu_list(value, name):
+def _cpu_list(value, name, limit):
+    """The CPUs of ``value``, refused unless each is below ``limit``.
+
+    The bound is checked before a range is expanded, so a caller's
+    "0-10000000" costs no memory, and the refusal stays short.
+    """
     if isinstance(value, str):
         try:
-            return frozenset(topology_parse.parse_cpulist(value, name))
+            return frozenset(topology_parse.parse_cpulist(value, name,
+                                                          limit=limit))
         except topology_parse.TopologyError as exc:
             raise ActionError(str(exc)) from None
-    if isinstance(value, (list, tuple, set, frozenset)) and all(
+    if isinstance(value, (list, tuple)) and all(
             isinstance(c, int) and not isinstance(c, bool) and c >= 0
             for c in value):
+        beyond = [c for c in value if c >= limit]
+        if beyond:
+            raise ActionError('%s: CPU %d is beyond this host\'s CPUs '
+                              '(0-%d)' % (name, max(beyond), limit - 1))
         return frozenset(value)
     raise ActionError('%s: expected a CPU list like "0-3,8" or a list of '
-                      'CPU numbers, got %r' % (name, value))
+                      'CPU numbers, got %s' % (name, _clip(repr(value))))
+
+
+def _clip(text, limit=80):
+    return text if len(text) <= limit else text[:limit] + '...'
 
 
 def _format(cpus):
@@ -108,6 +122,11 @@ class LocalActions(object):
             raise ActionError('instance %s has hw:cpu_policy %s: its CPUs '
                               'are Nova\'s to place, not the agent\'s'
                               % (instance_uuid, policy))
+        if info.nova_name is None:
+            raise ActionError('domain %s on host %s is not a Nova instance '
+                              '(no nova:instance metadata): the agent acts '
+                              'on Nova instances only'
+                              % (instance_uuid, self.host))
         return conn, dom, info
 
     def _current_topology(self):
@@ -138,8 +157,8 @@ class LocalActions(object):
         allowed = self._allowed(topology, online)
         if node is not None:
             if isinstance(node, bool) or not isinstance(node, int):
-                raise ActionError('node: expected a NUMA node number, got %r'
-                                  % (node,))
+                raise ActionError('node: expected a NUMA node number, got %s'
+                                  % _clip(repr(node)))
             if node not in topology.node_ids:
                 raise ActionError('node: host %s has no NUMA node %d (it has '
                                   '%s)' % (self.host, node,
@@ -150,7 +169,8 @@ class LocalActions(object):
                                   'shared, online CPU set %s'
                                   % (node, _format(allowed)))
             return target
-        target = _cpu_list(cpus, 'cpus')
+        target = _cpu_list(cpus, 'cpus',
+                           max(c.id for c in topology.cpus) + 1)
         if not target:
             raise ActionError('cpus: empty CPU set')
         unknown = [c for c in target if not topology.has_cpu(c)]
@@ -229,8 +249,8 @@ class LocalActions(object):
         if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
                 or not (quota_us == -1 or 1000 <= quota_us <= MAX_QUOTA_US)):
             raise ActionError('quota_us: expected -1 (no cap) or an integer '
-                              'from 1000 to %d microseconds, got %r'
-                              % (MAX_QUOTA_US, quota_us))
+                              'from 1000 to %d microseconds, got %s'
+                              % (MAX_QUOTA_US, _clip(repr(quota_us))))
         conn, dom, info = self._domain(instance_uuid)
         flags = libvirt.VIR_DOMAIN_AFFECT_LIVE
         try:

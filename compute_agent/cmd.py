@@ -25,6 +25,7 @@ from compute_agent import opts
 from compute_agent import publisher as publisher_mod
 from compute_agent import rpc
 from compute_agent import service
+from contention import agent_rpc
 from contention import topology_parse
 
 LOG = logging.getLogger(__name__)
@@ -141,7 +142,7 @@ def run_service(conf):
                     'published.')
     if not conf.transport_url:
         LOG.warning('No [DEFAULT] transport_url configured: the RPC '
-                    'actions (topic %s) are not served.', rpc.TOPIC)
+                    'actions (topic %s) are not served.', agent_rpc.TOPIC)
     agent = service.AgentService(collector, publisher)
     if conf.transport_url:
         rpc_transport = oslo_messaging.get_rpc_transport(conf)
