@@ -20,6 +20,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import dashboard  # noqa: E402
 import stack as stack_mod  # noqa: E402
 
 #: What each server "runs" (the emulated source's [emulated] profiles):
@@ -135,6 +136,7 @@ def scenario(st, checks):
         expected[p['resource_id']] = p['destination_node']
         expected[p['partner_id']] = p['partner_destination_node']
 
+    horizon(st, checks, plan['UUID'])
     optimize(st, 'actionplan', 'start', plan['UUID'])
 
     def finished():
@@ -220,6 +222,20 @@ def agent_rpc(st, checks, host, instance_uuid):
     checks.check('a re-pin reaches the agent process on %s' % host,
                  not answer.startswith('timeout'), answer)
     transport.cleanup()
+
+
+def horizon(st, checks, plan_uuid):
+    """Horizon with watcher-dashboard in a headless Chromium."""
+    if not os.path.isdir(dashboard.HORIZON_VENV):
+        checks.check('Horizon environment present', False,
+                     'build it with tools/system/run.sh --horizon')
+        return
+    try:
+        dashboard.start(st)
+        dashboard.browse_in_horizon_env(checks, plan_uuid)
+    except Exception as exc:
+        traceback.print_exc()
+        checks.check('Horizon shows the action plan', False, exc)
 
 
 def all_reported(st, n):

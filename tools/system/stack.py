@@ -195,7 +195,8 @@ class Stack(object):
 
     # -- WSGI services under gunicorn -------------------------------------
 
-    def wsgi(self, name, module, argv, env=None, workers=1):
+    def wsgi(self, name, module, argv, env=None, workers=1, preload=(),
+             after=''):
         """Serve ``module``'s ``application`` with gunicorn.
 
         Keystone's, Neutron's and Watcher's WSGI modules parse the process
@@ -205,9 +206,11 @@ class Stack(object):
         wrapper_dir = os.path.join(RUN, 'wsgi')
         os.makedirs(wrapper_dir, exist_ok=True)
         with open(os.path.join(wrapper_dir, '%s_wsgi.py' % name), 'w') as f:
-            f.write('import sys\nsys.argv = %r\n'
-                    'from %s import application  # noqa\n'
-                    % ([name] + list(argv), module))
+            f.write('import sys\nsys.argv = %r\n%s'
+                    'from %s import application  # noqa\n%s'
+                    % ([name] + list(argv),
+                       ''.join('import %s  # noqa\n' % m for m in preload),
+                       module, after))
         cmd = [os.path.join(BIN, 'gunicorn'), '--chdir', wrapper_dir,
                '--bind', '%s:%d' % (HOST_IP, PORTS[name]),
                '--workers', str(workers), '--threads', '4',
@@ -389,11 +392,13 @@ def glance(stack):
 def neutron(stack):
     """Neutron's API only: Nova's server views ask it for ports, even for
     servers booted with ``--nic none``. ML2 with no mechanism driver and
-    no agent answers that; the router service plugin is loaded because
-    listing ports needs the models it brings (port forwardings)."""
+    no agent answers that. Listing ports needs the port-forwarding model
+    (its back-reference on ``Port``), which only that service plugin would
+    import: the wrapper imports it and configures the mappers, so the
+    back-reference exists before the first request."""
     conf = write_ini(conf_path('neutron', 'neutron.conf'), {
         'DEFAULT': {'log_file': os.path.join(RUN, 'logs', 'neutron.log'),
-                    'core_plugin': 'ml2', 'service_plugins': 'router',
+                    'core_plugin': 'ml2', 'service_plugins': '',
                     'auth_strategy': 'keystone',
                     'transport_url': transport_url(),
                     'api_workers': 1, 'rpc_workers': 0,
@@ -412,7 +417,9 @@ def neutron(stack):
     args = ['--config-file', conf, '--config-file', ml2]
     run([os.path.join(BIN, 'neutron-db-manage')] + args
         + ['upgrade', 'heads'])
-    stack.wsgi('neutron', 'neutron.wsgi.api', args)
+    stack.wsgi('neutron', 'neutron.wsgi.api', args,
+               preload=['neutron.db.models.port_forwarding'],
+               after='import sqlalchemy.orm\nsqlalchemy.orm.configure_mappers()\n')
 
 
 def nova_conf(name, extra=None):

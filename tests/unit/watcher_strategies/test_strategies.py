@@ -101,6 +101,8 @@ class TestCacheAwareSwap(_StrategyTest):
         glob = solution.global_efficacy[0]
         self.assertEqual('llc_miss_spread_reduction', glob['name'])
         self.assertGreater(glob['value'], 0)
+        # One decimal, as Horizon prints it unformatted.
+        self.assertEqual(round(glob['value'], 1), glob['value'])
 
     def test_locked_instances_are_never_moved(self):
         model, store = self.two_hosts(hot_locked=('h0', 'h1', 'h2'))

@@ -11,8 +11,11 @@ screenshots into ``.system/run/screenshots``.
 """
 
 import glob
+import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 
 import stack as stack_mod
@@ -29,7 +32,10 @@ BROWSER_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu',
 SETTINGS = '''\
 from openstack_dashboard.settings import *  # noqa
 
-DEBUG = False
+# DEBUG: Django serves the static files itself (no web server in front)
+# and django-compressor compiles the SCSS on first use (no offline step).
+DEBUG = True
+COMPRESS_OFFLINE = False
 ALLOWED_HOSTS = ['*']
 SECRET_KEY = 'contention-system-test'
 OPENSTACK_HOST = '127.0.0.1'
@@ -38,14 +44,15 @@ OPENSTACK_KEYSTONE_DEFAULT_ROLE = 'member'
 SESSION_ENGINE = 'django.contrib.sessions.backends.signed_cookies'
 CACHES = {'default': {
     'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}
-COMPRESS_OFFLINE = True
-STATIC_ROOT = %(static)r
-STATIC_URL = '/dashboard/static/'
-WEBROOT = '/dashboard/'
-LOGIN_URL = '/dashboard/auth/login/'
-LOGOUT_URL = '/dashboard/auth/logout/'
-LOGIN_REDIRECT_URL = '/dashboard/'
 OPENSTACK_SSL_NO_VERIFY = True
+'''
+
+
+WSGI = '''\
+import os
+os.environ['DJANGO_SETTINGS_MODULE'] = 'system_settings'
+from django.core.wsgi import get_wsgi_application  # noqa: E402
+application = get_wsgi_application()
 '''
 
 
@@ -63,18 +70,12 @@ def prepare():
         shutil.copy(path, enabled)
     run_dir = os.path.join(stack_mod.RUN, 'horizon')
     os.makedirs(run_dir, exist_ok=True)
-    static = os.path.join(HORIZON_VENV, 'static')
     with open(os.path.join(run_dir, 'system_settings.py'), 'w') as f:
-        f.write(SETTINGS % {'keystone': stack_mod.url('keystone'),
-                            'static': static})
-    env = horizon_env(run_dir)
-    manage = [os.path.join(HORIZON_VENV, 'bin', 'python'), '-m',
-              'django']
-    if not os.path.exists(os.path.join(static, '.contention-done')):
-        stack_mod.run(manage + ['collectstatic', '--noinput'], env=env)
-        stack_mod.run(manage + ['compress', '--force'], env=env)
-        open(os.path.join(static, '.contention-done'), 'w').close()
-    return run_dir, env
+        f.write(SETTINGS % {'keystone': stack_mod.url('keystone')})
+    # openstack_dashboard.wsgi forces its own settings module; ours:
+    with open(os.path.join(run_dir, 'system_wsgi.py'), 'w') as f:
+        f.write(WSGI)
+    return run_dir, horizon_env(run_dir)
 
 
 def horizon_env(run_dir):
@@ -87,12 +88,10 @@ def start(st):
     cmd = [os.path.join(HORIZON_VENV, 'bin', 'gunicorn'), '--chdir', run_dir,
            '--bind', '127.0.0.1:%d' % PORT, '--workers', '1', '--threads',
            '4', '--worker-class', 'gthread', '--timeout', '300',
-           'openstack_dashboard.wsgi:application']
-    # Horizon serves its static files itself here: WhiteNoise-free, a
-    # prefix mount through Django's static view is enough for a test.
+           'system_wsgi:application']
     st.start('horizon', cmd, env=dict(env, PATH=os.path.join(
         HORIZON_VENV, 'bin') + ':' + os.environ['PATH']))
-    stack_mod.wait_http('http://127.0.0.1:%d/dashboard/auth/login/' % PORT,
+    stack_mod.wait_http('http://127.0.0.1:%d/auth/login/' % PORT,
                         timeout=300, what='horizon', stack=st)
     stack_mod.log('horizon is up on port %d' % PORT)
 
@@ -111,7 +110,7 @@ def browse(checks, plan_uuid, start_plan=False):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service('/usr/bin/chromedriver'),
                               options=options)
-    base = 'http://127.0.0.1:%d/dashboard' % PORT
+    base = 'http://127.0.0.1:%d' % PORT
     try:
         driver.set_page_load_timeout(300)
         driver.get(base + '/auth/login/')
@@ -136,3 +135,35 @@ def browse(checks, plan_uuid, start_plan=False):
                      or 'LLC' in page, 'contention_swap' in page)
     finally:
         driver.quit()
+
+
+class _Printer(object):
+    """Checks as JSON lines, read back by :func:`browse_in_horizon_env`."""
+
+    def check(self, name, ok, detail=''):
+        print('CHECK ' + json.dumps([name, bool(ok), str(detail)[:300]]))
+
+
+def browse_in_horizon_env(checks, plan_uuid):
+    """Run :func:`browse` with Horizon's Python (Selenium lives there)."""
+    proc = subprocess.run(
+        [os.path.join(HORIZON_VENV, 'bin', 'python'),
+         os.path.abspath(__file__), 'browse', plan_uuid],
+        capture_output=True, text=True, timeout=900,
+        env=dict(os.environ, SYSTEM_RUN_DIR=stack_mod.RUN))
+    with open(os.path.join(stack_mod.RUN, 'logs', 'browser.log'), 'w') as f:
+        f.write(proc.stdout + proc.stderr)
+    seen = False
+    for line in proc.stdout.splitlines():
+        if line.startswith('CHECK '):
+            name, ok, detail = json.loads(line[len('CHECK '):])
+            checks.check(name, ok, detail)
+            seen = True
+    if proc.returncode or not seen:
+        checks.check('the browser session ran', False,
+                     'see logs/browser.log')
+
+
+if __name__ == '__main__':
+    if sys.argv[1:2] == ['browse']:
+        browse(_Printer(), sys.argv[2])
