@@ -287,8 +287,10 @@ def parse_args(argv):
 
 
 def read(store, hosts=None):
-    """(latest reports, ingestion counters, hosts that report), or raise
-    LookupError."""
+    """(latest reports, ingestion counters, hosts that report).
+
+    :raises LookupError: when the store has no schema.
+    """
     if store.schema_revision() is None:
         raise LookupError('the store has no schema; run contention-collector '
                           '--upgrade-db first')

@@ -34,8 +34,10 @@ BASELINE = 'none'
 
 
 def policy_names():
-    """The installed policies' names (the ``contention.sim.policies``
-    entry points), without importing any of them."""
+    """The installed policies' names, without importing any of them.
+
+    They are the ``contention.sim.policies`` entry points.
+    """
     return sorted({ep.name for ep in metadata.entry_points(
         group=simulator.POLICY_NAMESPACE)})
 

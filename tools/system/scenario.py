@@ -192,8 +192,10 @@ def failing_audits(st, checks):
 
 
 def agent_rpc(st, checks, host, instance_uuid):
-    """The agent's RPC answers on the contract's exchange (the one the
-    applier's client uses)."""
+    """The agent's RPC answers on the contract's exchange.
+
+    That is the exchange the applier's client uses (contention/agent_rpc.py).
+    """
     from oslo_config import cfg
     import oslo_messaging
     try:
@@ -202,7 +204,9 @@ def agent_rpc(st, checks, host, instance_uuid):
         checks.check('agent RPC contract present (contention/agent_rpc.py)',
                      False, 'not merged yet')
         return
+    from compute_agent import cmd as agent_cmd
     conf = cfg.ConfigOpts()
+    agent_cmd.register_messaging_opts(conf)
     conf([], project='contention-system')
     transport = oslo_messaging.get_rpc_transport(
         conf, url=stack_mod.transport_url())

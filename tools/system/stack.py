@@ -390,12 +390,15 @@ def glance(stack):
 
 
 def neutron(stack):
-    """Neutron's API only: Nova's server views ask it for ports, even for
-    servers booted with ``--nic none``. ML2 with no mechanism driver and
-    no agent answers that. Listing ports needs the port-forwarding model
-    (its back-reference on ``Port``), which only that service plugin would
-    import: the wrapper imports it and configures the mappers, so the
-    back-reference exists before the first request."""
+    """Neutron's API only.
+
+    Nova's server views ask it for ports, even for servers booted with
+    ``--nic none``. ML2 with no mechanism driver and no agent answers that.
+    Listing ports needs the port-forwarding model (its back-reference on
+    ``Port``), which only that service plugin would import: the wrapper
+    imports it and configures the mappers, so the back-reference exists
+    before the first request.
+    """
     conf = write_ini(conf_path('neutron', 'neutron.conf'), {
         'DEFAULT': {'log_file': os.path.join(RUN, 'logs', 'neutron.log'),
                     'core_plugin': 'ml2', 'service_plugins': '',
@@ -601,8 +604,10 @@ def bring_up(stack, profiles, shim):
 
 
 def shim_command(function, **env):
-    """(command, environment) running one function of devstack/plugin.sh
-    with devstack's few helpers (tools/system/devstack-shim.sh)."""
+    """(command, environment) running one function of devstack/plugin.sh.
+
+    With devstack's few helpers (tools/system/devstack-shim.sh).
+    """
     full = dict(os.environ, PATH=BIN + ':' + os.environ['PATH'],
                 REPO=REPO, RUN=RUN, BIN=BIN,
                 TRANSPORT_URL=transport_url(),
