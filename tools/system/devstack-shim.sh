@@ -29,13 +29,14 @@ function sudo {
     fi
 }
 
+export STACK_USER DEST ENABLE_DEBUG_LOG_LEVEL NOVA_FILTERS
 STACK_USER=$(id -un)
 DEST=$(dirname "$REPO")
 ENABLE_DEBUG_LOG_LEVEL=True
 NOVA_FILTERS=ComputeFilter,ComputeCapabilitiesFilter,ImagePropertiesFilter,ServerGroupAntiAffinityFilter,ServerGroupAffinityFilter
 export NOVA_CONF="${NOVA_CONF:-}" WATCHER_CONF="${WATCHER_CONF:-}"
-# shellcheck source=../../devstack/settings
+# shellcheck source=devstack/settings
 source "$REPO/devstack/settings"
-# shellcheck source=../../devstack/plugin.sh
+# shellcheck source=devstack/plugin.sh
 source "$REPO/devstack/plugin.sh" shim
 "$1"
