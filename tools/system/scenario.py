@@ -12,8 +12,10 @@ Exit status 0 when every check passed; the last line says
 ``N passed, N failed``.
 """
 
+import ast
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -23,11 +25,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dashboard  # noqa: E402
 import stack as stack_mod  # noqa: E402
 
-#: What each server "runs" (the emulated source's [emulated] profiles):
-#: two memory-bound servers on one host, two CPU-bound on the other, the
-#: contention the papers' global swap is for.
-SERVERS = (('mem-1', 'cmp-1', 'milc'), ('mem-2', 'cmp-1', 'lbm'),
-           ('cpu-1', 'cmp-2', 'namd'), ('cpu-2', 'cmp-2', 'povray'))
+#: What each server "runs" (the emulated source's [emulated] profiles, by
+#: flavor): four memory-bound servers on one host, four CPU-bound on the
+#: other, two per socket, the contention the papers' global swap is for.
+FLAVOR_PROFILES = {'c1.mem': 'milc', 'c1.cpu': 'namd'}
+BATCHES = (('mem', 'c1.mem', 'cmp-1', 4), ('cpu', 'c1.cpu', 'cmp-2', 4))
+SERVERS = tuple(('%s-%d' % (name, i + 1), host, FLAVOR_PROFILES[flavor])
+                for name, flavor, host, n in BATCHES for i in range(n))
 AUDIT_PARAMS = ('-p', 'max_swaps=1', '-p', 'victim_selection=extreme')
 
 
@@ -64,12 +68,35 @@ def server_hosts(st):
     return {r['Name']: r['Host'] for r in rows}
 
 
-def boot(st, name, host=None):
-    args = ['server', 'create', '--flavor', 'c1.small', '--image', 'tiny',
+def boot(st, name, flavor, host=None, count=1):
+    args = ['server', 'create', '--flavor', flavor, '--image', 'tiny',
             '--nic', 'none', '--wait']
+    if count > 1:
+        args += ['--min', str(count), '--max', str(count)]
     if host:
         args += ['--availability-zone', 'nova:%s' % host]
-    stack_mod.openstack(st, *(args + [name]), json_out=True)
+    stack_mod.openstack(st, *(args + [name]))
+
+
+def weigher_probe(st, checks):
+    """An unforced boot, weighed by ContentionWeigher.
+
+    The weigher's scores are in the scheduler's log, and the host Nova
+    chose is the one the model scored best.
+    """
+    log_path = os.path.join(stack_mod.RUN, 'logs', 'nova-scheduler.log')
+    boot(st, 'probe', 'c1.cpu')
+    host = server_hosts(st).get('probe')
+    lines = [line for line in open(log_path)
+             if 'Contention scores (profile' in line]
+    if not checks.check('the weigher logged its scores in nova-scheduler',
+                        bool(lines)):
+        return
+    scores = ast.literal_eval(lines[-1].split(': ', 1)[1].rsplit(
+        ' weigh_object', 1)[0].strip())
+    best = max(scores.values())
+    checks.check('the scheduler chose a host the model scored best',
+                 scores.get(host) == best, '%s -> %s' % (scores, host))
 
 
 def run_audit(st, name, *extra):
@@ -102,8 +129,8 @@ def scenario(st, checks):
     checks.check('strategy list shows cache_aware_swap and numa_aware_swap',
                  {'cache_aware_swap', 'numa_aware_swap'} <= set(strategies))
 
-    for name, host, _ in SERVERS:
-        boot(st, name, host)
+    for name, flavor, host, n in BATCHES:
+        boot(st, name, flavor, host, count=n)
     hosts = server_hosts(st)
     checks.check('servers booted on the hosts asked',
                  all(hosts.get(n) == h for n, h, _ in SERVERS), hosts)
@@ -160,6 +187,7 @@ def scenario(st, checks):
     swaps2 = [a for a in actions2 if a['Action Type'] == 'contention_swap']
     checks.check('the next audit proposes no new swap', not swaps2,
                  [a['Parameters'] for a in swaps2])
+    weigher_probe(st, checks)
 
 
 def failing_audits(st, checks):
@@ -254,19 +282,27 @@ def all_reported(st, n):
     return len(view['hosts']) == len(stack_mod.COMPUTES) and seen >= n
 
 
+def _interrupted(signum, frame):
+    # timeout(1) or ^C: leave through the finally clause below, once.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise SystemExit('system: interrupted by signal %d' % signum)
+
+
 def main():
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
     start = time.time()
     stack_mod.clean_run_dir()
     st = stack_mod.Stack()
     checks = Checks()
     ok = False
     try:
-        stack_mod.bring_up(st, {n: p for n, _, p in SERVERS},
-                           stack_mod.make_shim())
+        stack_mod.bring_up(st, FLAVOR_PROFILES, stack_mod.make_shim())
         stack_mod.log('cloud up in %.0f s' % (time.time() - start))
         scenario(st, checks)
         ok = not checks.failed
-    except Exception:
+    except (Exception, SystemExit):
         traceback.print_exc()
         checks.failed.append('error: see the traceback above')
     finally:

@@ -507,8 +507,9 @@ def nova(stack, shim):
         if time.time() > deadline:
             raise RuntimeError('hypervisors: %s' % hv)
         time.sleep(3)
-    openstack(stack, 'flavor', 'create', '--vcpus', '1', '--ram', '1024',
-              '--disk', '1', 'c1.small')
+    for flavor in ('c1.mem', 'c1.cpu'):
+        openstack(stack, 'flavor', 'create', '--vcpus', '1', '--ram',
+                  '1024', '--disk', '1', flavor)
     log('nova: api, conductor, scheduler and %d fake computes up'
         % len(COMPUTES))
     return base
