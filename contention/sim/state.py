@@ -133,12 +133,6 @@ class ClusterState(object):
         return sorted(members.values(),
                       key=lambda i: self._position[i.uuid])
 
-    def vcpus_on_socket(self, host, socket):
-        model = self.hosts[host].model
-        idx = list(model.node_indices_of_socket(socket))
-        return sum(i.vcpus * i.vcpu_frac[idx].sum()
-                   for i in self.on_host(host))
-
     def memory_on_nodes(self, host):
         """MiB of instance memory on each node of a host."""
         model = self.hosts[host].model
@@ -222,6 +216,7 @@ class ClusterState(object):
             quota=np.array([i.quota for i in insts], dtype=float),
             latency_metric=np.array([x.metric == 'latency' for x in prof],
                                     dtype=bool),
+            response_cpu_share=arr(lambda x: x.response_cpu_share),
             slowdown=(np.zeros(n) if slowdown is None
                       else np.asarray(slowdown, dtype=float)),
             node_extra_cpu=extra_cpu, node_extra_traffic=extra_traffic,
