@@ -122,7 +122,14 @@ def plan_of(st, audit_uuid):
 
 
 def scenario(st, checks):
-    goals = [g['Name'] for g in optimize(st, 'goal', 'list')]
+    # The decision engine registers the plugins' goals when it has
+    # started: wait for that rather than racing it.
+    try:
+        goals = wait_for('our goal in Watcher', lambda: [
+            g['Name'] for g in optimize(st, 'goal', 'list')
+            if g['Name'] == 'contention_reduction'], timeout=120)
+    except RuntimeError:
+        goals = [g['Name'] for g in optimize(st, 'goal', 'list')]
     checks.check('openstack optimize goal list shows contention_reduction',
                  'contention_reduction' in goals, ', '.join(goals))
     strategies = [s['Name'] for s in optimize(st, 'strategy', 'list')]
