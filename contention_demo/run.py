@@ -303,10 +303,14 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
                      store_url, clock, tel):
     from contention_demo import telemetry
     rejected = tel.rejected()
+    # Before placement: the report's total also counts the cycles run
+    # after the placement and after the plan, so this line says "so far".
     _progress(out, 'telemetry', '%d agents (sim source, real collection '
-              'loop) -> %s -> collector -> store %s: %d reports stored%s'
+              'loop) -> %s -> collector -> store %s: %d reports stored so '
+              'far (%d collection cycles; more follow after placement and '
+              'after the plan)%s'
               % (len(tel.agents), telemetry.masked(tel.transport_url),
-                 _safe_url(store_url), tel.stored(),
+                 _safe_url(store_url), tel.stored(), CYCLES,
                  ', rejected %s' % rejected if rejected else ''))
 
     # -- 3. nova ----------------------------------------------------------

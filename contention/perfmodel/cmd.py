@@ -61,7 +61,9 @@ def build_parser():
     sub = parser.add_subparsers(dest='command')
     train = sub.add_parser('train', help='train a model (the default)')
     _add_source(train)
-    train.add_argument('--out', required=True, metavar='MODEL')
+    train.add_argument('--out', required=True, metavar='MODEL',
+                       help='file to write the model to (the weigher\'s '
+                            '[contention] model_path)')
     train.add_argument('--synthetic', type=int,
                        default=train_mod.DEFAULT_SYNTHETIC, metavar='N',
                        help='--from-sim: seeded synthetic simulator '
@@ -83,27 +85,42 @@ def build_parser():
                        help='trees of the placement-vector forest')
     train.add_argument('--min-samples', type=int, default=3,
                        help='drop store workloads with fewer samples')
-    train.add_argument('--json', action='store_true')
+    train.add_argument('--json', action='store_true',
+                       help='print the cross-validation result as JSON')
     ev = sub.add_parser('evaluate', help='error of a model on a data set')
-    ev.add_argument('--model', required=True)
+    ev.add_argument('--model', required=True,
+                    help='model file written by contention-train train')
     _add_source(ev)
-    ev.add_argument('--json', action='store_true')
+    ev.add_argument('--json', action='store_true',
+                    help='print the errors as JSON')
     adv = sub.add_parser('advise', help='hw:numa_nodes for a profile '
                                         '(paper section 7)')
-    adv.add_argument('--model', required=True)
+    adv.add_argument('--model', required=True,
+                     help='model file written by contention-train train')
     adv.add_argument('--profile', required=True,
                      help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>'
                           '[,cpu_util=<0-1>][,latency=1]'
                           '[,mf_small_llc=<MF with 1/4 of the LLC>]')
-    adv.add_argument('--vcpus', type=int, required=True)
-    adv.add_argument('--memory-mib', type=int, default=4096)
-    adv.add_argument('--target', type=float, default=0.9)
+    adv.add_argument('--vcpus', type=int, required=True,
+                     help='vCPUs of the flavor')
+    adv.add_argument('--memory-mib', type=int, default=4096,
+                     help='RAM of the flavor (default %(default)s)')
+    adv.add_argument('--target', type=float, default=0.9,
+                     help='lowest predicted normalised performance every '
+                          'instance must keep (default %(default)s)')
     adv.add_argument('--topology', metavar='FILE',
                      help='HostTopology JSON (e.g. from a host report)')
-    adv.add_argument('--nodes', type=int, default=2)
-    adv.add_argument('--cores-per-node', type=int, default=16)
-    adv.add_argument('--threads-per-core', type=int, default=2)
-    adv.add_argument('--json', action='store_true')
+    adv.add_argument('--nodes', type=int, default=2,
+                     help='without --topology: NUMA nodes of the host '
+                          '(default %(default)s)')
+    adv.add_argument('--cores-per-node', type=int, default=16,
+                     help='without --topology: cores per NUMA node '
+                          '(default %(default)s)')
+    adv.add_argument('--threads-per-core', type=int, default=2,
+                     help='without --topology: hardware threads per core '
+                          '(default %(default)s)')
+    adv.add_argument('--json', action='store_true',
+                     help='print the options and the advice as JSON')
     return parser
 
 
@@ -201,17 +218,20 @@ def advise(args, out):
         out.write(json.dumps(result.to_dict(), indent=2, sort_keys=True)
                   + '\n')
         return 0
-    out.write('hw:numa_nodes  instances/host  worst perf  alone\n')
+    out.write('flavor extra spec  instances/host  worst perf  alone\n')
     for o in result.options:
-        out.write('%13d  %14d  %10.3f  %5.3f\n'
-                  % (o.numa_nodes, o.instances, o.performance, o.alone))
+        mark = ' *' if o is result.best else ''
+        out.write('%-17s  %14d  %10.3f  %5.3f%s\n'
+                  % ('hw:numa_nodes=%d' % o.numa_nodes, o.instances,
+                     o.performance, o.alone, mark))
     if result.best is None:
         out.write('no hw:numa_nodes value meets the target %.2f\n'
                   % args.target)
     else:
-        out.write('recommended: hw:numa_nodes=%d (%d instances per host '
-                  'at >= %.2f)\n' % (result.best.numa_nodes,
-                                     result.best.instances, args.target))
+        out.write('recommended (*): openstack flavor set --property '
+                  'hw:numa_nodes=%d FLAVOR (%d instances per host at '
+                  '>= %.2f)\n' % (result.best.numa_nodes,
+                                  result.best.instances, args.target))
     return 0
 
 

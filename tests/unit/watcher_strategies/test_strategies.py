@@ -101,6 +101,8 @@ class TestCacheAwareSwap(_StrategyTest):
         glob = solution.global_efficacy[0]
         self.assertEqual('llc_miss_spread_reduction', glob['name'])
         self.assertGreater(glob['value'], 0)
+        # One decimal, as Horizon prints it unformatted.
+        self.assertEqual(round(glob['value'], 1), glob['value'])
 
     def test_locked_instances_are_never_moved(self):
         model, store = self.two_hosts(hot_locked=('h0', 'h1', 'h2'))
@@ -137,6 +139,32 @@ class TestCacheAwareSwap(_StrategyTest):
         for action in solution.actions:
             self.assertNotIn('cold', action['input_parameters'].values())
         self.assertIn('no_telemetry', solution.contention_summary)
+
+    def test_empty_compute_model_fails_the_audit(self):
+        # Watcher's Nova collector failed: hosts, no instance. An empty
+        # plan would read as "balanced".
+        model = f.model(['cold', 'hot'], [])
+        _, store = self.two_hosts()
+        audit = mock.Mock(uuid='a')
+        self.assertRaises(strategies.TelemetryMissing, self.run_strategy,
+                          model, store)
+        self.assertRaises(strategies.TelemetryMissing,
+                          self.strategy.do_execute, audit)
+        self.assertIn('has no instance in the audit\'s scope (2 host(s)) '
+                      'while the agents report 5', audit.status_message)
+
+    def test_the_summary_reaches_the_audit(self):
+        model, store = self.two_hosts()
+        stale = f.store(f.host_report('hot', NOW - 10, [
+            f.record('h0', 5 * M), f.record('h1', 4 * M),
+            f.record('h2', 3 * M)]))
+        self.run_strategy(model, stale, max_missing_ratio=0.5)
+        audit = mock.Mock(uuid='a')
+        self.strategy.do_execute(audit)
+        self.strategy.post_execute()
+        self.assertIn('skipped: ', audit.status_message)
+        self.assertIn('no_telemetry', audit.status_message)
+        audit.save.assert_called_with()
 
     def test_unreadable_store_fails_with_a_reason(self):
         model, _ = self.two_hosts()

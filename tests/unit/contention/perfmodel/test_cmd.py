@@ -113,6 +113,22 @@ class TestTrainCommand(testtools.TestCase):
         self.assertEqual([1, 2, 4], [o['numa_nodes']
                                      for o in result['options']])
         rc, out, err = self.run_cmd(
+            'advise', '--model', self.model, '--profile',
+            'mpki=25,mf=0.9,ipc=0.5', '--vcpus', '4', '--nodes', '4',
+            '--cores-per-node', '8', '--threads-per-core', '1',
+            '--target', '0.01')
+        self.assertEqual(0, rc, err)
+        # The table names the extra spec each row is about and marks the
+        # recommended one; the closing line says how to set it.
+        rows = out.splitlines()
+        self.assertTrue(rows[0].startswith('flavor extra spec'))
+        self.assertEqual(['hw:numa_nodes=1', 'hw:numa_nodes=2',
+                          'hw:numa_nodes=4'],
+                         [r.split()[0] for r in rows[1:4]])
+        self.assertEqual(1, sum(r.endswith(' *') for r in rows[1:4]))
+        self.assertIn('openstack flavor set --property hw:numa_nodes=',
+                      rows[4])
+        rc, out, err = self.run_cmd(
             'advise', '--model', self.model, '--profile', 'mpki=oops',
             '--vcpus', '4')
         self.assertEqual(1, rc)
