@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from contention.perfmodel import advise as advise_mod
+from contention.perfmodel import confidence
 from contention.perfmodel import datasets
 from contention.perfmodel import features
 from contention.perfmodel import machine
@@ -161,12 +162,16 @@ def evaluate(args, out):
     data, _ = _interference_data(args)
     if not len(data.X):
         raise ValueError('%s holds no usable samples' % data.source)
-    pred = bundle.interference.predict(data.X)
-    errors = np.abs(pred - data.Y)
+    prediction = bundle.interference.predict_confident(data.X)
+    errors = np.abs(prediction.values - data.Y)
+    sure = np.array([r is None for r in confidence.judge(prediction)])
     result = {'model': args.model, 'source': data.source,
               'samples': int(len(data.X)), 'mae': float(errors.mean()),
               'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
                                  enumerate(features.TARGET_NAMES)},
+              'abstained': int((~sure).sum()),
+              'mae_where_sure': (float(errors[sure].mean()) if sure.any()
+                                 else None),
               'trained_cv_mae': bundle.cv_mae,
               'simulated': bool(args.from_sim)}
     if args.json:
@@ -177,6 +182,11 @@ def evaluate(args, out):
         out.write('MAE %.4f on %d samples from %s (cross-validated at '
                   'training: %s)\n' % (result['mae'], result['samples'],
                                        data.source, bundle.cv_mae))
+        out.write('the model abstains on %d of them (default limits of '
+                  'contention.perfmodel.confidence); MAE on the rest: %s\n'
+                  % (result['abstained'],
+                     'n/a' if result['mae_where_sure'] is None
+                     else '%.4f' % result['mae_where_sure']))
     return 0
 
 
