@@ -23,8 +23,8 @@ from contention import arbitration
 from contention import cluster
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
-from contention.perfmodel import train
 from contention import policy
+from contention.sim import training
 from contention import swap
 
 #: Landings of each workload beside copies of one workload in the model
@@ -102,7 +102,7 @@ class _SwapPolicy(policy.Policy):
             self._model = persist.load(self.mix_model).interference
             return
         scen = simulator.scenario
-        bundle, report = train.train_from_sim(
+        bundle, report = training.train_from_sim(
             scen, cross_validate=False, copies_samples=self.copies_samples)
         self._model = bundle.interference
         self._latency = frozenset(

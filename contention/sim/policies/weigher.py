@@ -171,11 +171,12 @@ class ContentionWeigherPolicy(policy.Policy):
         if not self.train_on_bind:
             return
         from contention.perfmodel import train
+        from contention.sim import training
         scen = simulator.scenario
         LOG.info('contention_weigher: no model given; training a quick one '
                  'from scenario %s', scen.name)
-        bundle, report = train.train_from_sim(scen, cross_validate=False,
-                                              **train.QUICK)
+        bundle, report = training.train_from_sim(scen, cross_validate=False,
+                                                 **train.QUICK)
         self._model = bundle.interference
         self.profiles = {
             name: features.InstanceProfile(
