@@ -23,8 +23,8 @@ from importlib import metadata
 
 #: Areas in the order doc/benchmarks.md presents them; an area is the
 #: module bench/<area>.py, and only the areas that exist are run.
-ORDER = ('agent', 'store', 'sim', 'watcher', 'nova', 'placement',
-         'evaluation')
+ORDER = ('agent', 'store', 'sim', 'corun', 'fidelity', 'watcher', 'nova',
+         'placement', 'evaluation')
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 AREAS = tuple(area for area in ORDER
               if os.path.exists(os.path.join(BENCH_DIR, area + '.py')))

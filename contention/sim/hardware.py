@@ -33,6 +33,24 @@ MIB = 1024 * 1024
 GB = 1e9
 
 
+#: (The "distance / 10" above is now this calibrated multiplier.)
+#: Calibration (bench/fidelity.py, doc/simulator.md "Calibration"): how
+#: much slower an unloaded miss to another node is than a local one, per
+#: unit of SLIT distance above 10. Liu & Li (section 1) state that with QPI
+#: and HyperTransport "the difference between local and remote memory
+#: access latencies can be minimized within 30 %"; SLIT 21, the usual
+#: two-socket distance, therefore maps to 1.3x (it mapped to 2.1x when the
+#: multiplier was SLIT / 10). Other distances scale linearly (SLIT 12 ->
+#: 1.05x, 32 -> 1.6x); queueing on the link comes on top.
+REMOTE_LATENCY_PER_SLIT = 0.3 / 11.0
+
+
+def remote_latency_factor(distances):
+    """Unloaded latency multipliers from a SLIT matrix (10 = local)."""
+    dist = np.asarray(distances, dtype=float)
+    return 1.0 + REMOTE_LATENCY_PER_SLIT * np.maximum(dist - 10.0, 0.0)
+
+
 @dataclasses.dataclass(frozen=True)
 class PerfParams:
     """Speeds of one host class (all synthetic defaults, see module doc)."""
@@ -150,7 +168,8 @@ class HostModel:
     l3_bytes: np.ndarray
     memory_mib: np.ndarray
     sockets: np.ndarray
-    #: SLIT distance / 10: the latency multiplier between two nodes.
+    #: Unloaded latency multiplier between two nodes
+    #: (:func:`remote_latency_factor` of their SLIT distance).
     latency_factor: np.ndarray
     reserved: tuple[int, ...] = ()
 
@@ -177,7 +196,7 @@ class HostModel:
             else:
                 l3.append(perf.l3_mib_per_node * MIB)
             sockets.append(node.socket)
-        dist = np.array(topology.distances, dtype=float) / 10.0
+        dist = remote_latency_factor(topology.distances)
         return cls(topology=topology, perf=perf, node_ids=node_ids,
                    cores=np.array(cores, dtype=float),
                    threads=np.array(threads, dtype=float),

@@ -27,7 +27,12 @@ are the inputs of the contention solver (:mod:`contention.sim.solver`):
 * ``metric``: ``throughput`` (performance = instructions per second
   relative to alone) or ``latency`` (performance = alone response time /
   response time, with an M/M/1 response time of the VM's vCPUs, so a
-  latency-sensitive service degrades faster as its CPU saturates).
+  latency-sensitive service degrades faster as its CPU saturates);
+* ``response_cpu_share``: for a latency VM, the share of its response
+  time alone that is CPU service (the rest, e.g. network transfer or a
+  client's think time, does not stretch with contention). 1.0 (the
+  default) is a service whose response is all CPU, like the co-run bench's
+  (``bench/corun.py``); see the calibration in ``doc/simulator.md``.
 
 Every shipped value is synthetic (see the scenario files).
 """
@@ -84,6 +89,8 @@ class WorkloadProfile:
     dirty_mib_s: float = 20.0
     cpu_demand: object = 1.0
     metric: str = 'throughput'
+    #: Latency VMs: share of the response time alone spent on the CPU.
+    response_cpu_share: float = 1.0
     #: Free-form class label shown in reports (e.g. "memory-bound").
     kind: str = ''
     #: Shift each instance's phase by a seeded random offset.

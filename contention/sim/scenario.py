@@ -85,6 +85,7 @@ PROFILE_SCHEMA = {
         'memory_mib': _INT1, 'footprint_mib': _POS, 'dirty_mib_s': _NN,
         'cpu_demand': DEMAND_SCHEMA,
         'metric': {'enum': list(profiles.METRICS)},
+        'response_cpu_share': _FRAC,
         'kind': {'type': 'string'}, 'desync_phases': {'type': 'boolean'},
         'description': {'type': 'string'},
     },

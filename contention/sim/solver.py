@@ -43,7 +43,9 @@ occupancy until IPS changes by less than ``tol`` (relative) or
 local memory, no quota. Throughput VMs: ``IPS / IPS_alone``. Latency VMs:
 response time ``R = S / (1 - rho)`` with ``rho = d S / a`` (``a`` = CPU
 share available per vCPU, rho clipped at 0.95), and performance
-``R_alone / R``.
+``R_alone / R``, of which only the profile's ``response_cpu_share``
+stretches (the rest of a request's time, e.g. its network transfer, does
+not).
 """
 
 import dataclasses
@@ -93,6 +95,9 @@ class Problem:
     quota: np.ndarray
     latency_metric: np.ndarray
     slowdown: np.ndarray
+    #: Latency VMs: share of the response time alone that is CPU service
+    #: (the rest does not stretch); None = all of it.
+    response_cpu_share: np.ndarray = None
     node_extra_cpu: np.ndarray = None
     node_extra_traffic: np.ndarray = None
     #: CPI of each instance alone (for latency VMs); None = use own CPI.
@@ -330,6 +335,9 @@ def normalised_performance(p, sol, ref):
     rho = np.minimum(p.demand * stretch / np.maximum(sol.cpu_avail, 1e-9),
                      _LAT_RHO_MAX)
     response = stretch * (1.0 - rho_alone) / (1.0 - rho)
+    if p.response_cpu_share is not None:
+        c = p.response_cpu_share
+        response = (1.0 - c) + c * response
     latency = (1.0 / np.maximum(response, 1e-12)) * (1.0 - p.slowdown)
     perf = np.where(p.latency_metric.astype(bool), latency, throughput)
     return np.where(p.demand > 0, perf, 1.0)

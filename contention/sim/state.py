@@ -222,6 +222,7 @@ class ClusterState(object):
             quota=np.array([i.quota for i in insts], dtype=float),
             latency_metric=np.array([x.metric == 'latency' for x in prof],
                                     dtype=bool),
+            response_cpu_share=arr(lambda x: x.response_cpu_share),
             slowdown=(np.zeros(n) if slowdown is None
                       else np.asarray(slowdown, dtype=float)),
             node_extra_cpu=extra_cpu, node_extra_traffic=extra_traffic,

@@ -9,6 +9,7 @@ import dataclasses
 
 from oslotest import base
 
+from contention.sim import hardware
 from contention.sim import policies  # noqa: F401
 from contention.sim import scenario
 from contention.sim import simulator
@@ -137,3 +138,34 @@ class TestDeterminism(base.BaseTestCase):
             sim.step()
             reports.append([r.to_dict() for r in sim.host_reports()])
         self.assertEqual(reports[0], reports[1])
+
+
+class TestMechanismCalibration(base.BaseTestCase):
+    """The constants bench/fidelity.py calibrates (doc/simulator.md)."""
+
+    def test_remote_latency_is_liu_and_lis_30_percent_at_slit_21(self):
+        factor = hardware.remote_latency_factor([[10, 21], [21, 10]])
+        self.assertAlmostEqual(1.0, factor[0, 0])
+        self.assertAlmostEqual(1.3, factor[0, 1])
+        hw = hardware.HardwareClass('t', remote_distance=21)
+        self.assertAlmostEqual(
+            1.3, hardware.host_model('t', hw).latency_factor[0, 1])
+
+    def test_only_the_cpu_share_of_a_response_stretches(self):
+        p = helpers.ahn_profiles()
+        service = dataclasses.replace(p['omnetpp'], metric='latency',
+                                      cpu_demand=0.5)
+        losses = {}
+        for share in (1.0, 0.1, 0.0):
+            victim = dataclasses.replace(service, response_cpu_share=share)
+            perf, _ = helpers.solve([(victim, 0, 0),
+                                     (p['libquantum'], 0, 0)])
+            losses[share] = 1.0 / perf[0] - 1.0
+        self.assertGreater(losses[1.0], 0.05)
+        self.assertAlmostEqual(0.1 * losses[1.0], losses[0.1])
+        self.assertAlmostEqual(0.0, losses[0.0])
+
+    def test_merlin_hosts_copy_a_page_in_430_ns(self):
+        params = scenario.load('merlin-mix1').migration
+        self.assertAlmostEqual(430.0, 4096.0 / params.intra_host_gbs,
+                               delta=5.0)

@@ -1,0 +1,64 @@
+"""The co-run bench's arithmetic and the simulator's side of it."""
+
+import testtools
+
+from bench import corun
+
+INFO = dict(cpus=[0, 1], cores=2, threads=1, l3_mib=32.0, l3_shared='0-1',
+            model='test')
+ALONE = {'chase-4': 15.0, 'chase-16': 80.0, 'chase-24': 140.0,
+         'chase-64': 160.0, 'triad': 24.0, 'cpu': 470.0, 'service': 900.0}
+
+
+class TestStatistics(testtools.TestCase):
+
+    def test_spearman(self):
+        self.assertAlmostEqual(1.0, corun.spearman([1, 2, 3], [10, 20, 30]))
+        self.assertAlmostEqual(-1.0, corun.spearman([1, 2, 3], [3, 2, 1]))
+        # ties get average ranks
+        self.assertAlmostEqual(corun.spearman([1, 1, 2], [1, 2, 3]),
+                               0.8660254, places=6)
+
+    def test_slowdowns_are_time_ratios_for_every_kind(self):
+        works = [corun.Workload('chase-4', 'chase', 4, False),
+                 corun.Workload('triad', 'triad', 32, True)]
+        samples = {('alone', 'chase-4'): [10.0, 12.0, 11.0],
+                   ('alone', 'triad'): [20.0],
+                   ('chase-4', 'triad'): [22.0, 33.0, 44.0],
+                   ('triad', 'chase-4'): [10.0, 5.0]}
+        alone, out = corun.slowdowns(samples, works)
+        self.assertEqual(11.0, alone['chase-4'])
+        self.assertEqual((3.0, 2.0, 4.0), out[('chase-4', 'triad')])
+        med, lo, hi = out[('triad', 'chase-4')]
+        self.assertEqual((3.0, 2.0, 4.0), (med, lo, hi))
+
+    def test_compare(self):
+        measured = {('a', 'b'): (2.0, 1.5, 2.5), ('b', 'a'): (1.0, 1, 1),
+                    ('a', 'a'): (1.5, 1, 2)}
+        predicted = {('a', 'b'): 2.5, ('b', 'a'): 1.0, ('a', 'a'): 1.2}
+        keys, rho, mre = corun.compare(measured, predicted)
+        self.assertEqual(3, len(keys))
+        self.assertAlmostEqual(1.0, rho)
+        self.assertAlmostEqual(0.2, mre)
+
+
+class TestPrediction(testtools.TestCase):
+
+    def test_the_machine_becomes_a_host_class(self):
+        hw, hit = corun.host_from_machine(INFO, ALONE)
+        self.assertEqual(15.0, hit)
+        self.assertEqual(145.0, hw['perf']['local_latency_ns'])
+        self.assertAlmostEqual(32.0, hw['perf']['mc_bandwidth_gbs'])
+        self.assertEqual(2, hw['cores_per_node'])
+        self.assertEqual(32.0, hw['l3_mib_per_node'])
+
+    def test_streaming_hurts_the_cache_sensitive_chase_not_the_cpu_loop(self):
+        works = corun.workloads(32.0)
+        hw, hit = corun.host_from_machine(INFO, ALONE)
+        profs = corun.profiles_for(works, hit)
+        pred = corun.predict(hw, profs, [('chase-16', 'triad'),
+                                         ('chase-16', 'cpu'),
+                                         ('cpu', 'triad')])
+        self.assertGreater(pred[('chase-16', 'triad')], 1.1)
+        self.assertAlmostEqual(1.0, pred[('chase-16', 'cpu')], places=3)
+        self.assertAlmostEqual(1.0, pred[('cpu', 'triad')], places=3)

@@ -1,0 +1,83 @@
+"""The fidelity bench's verdicts and the doc section it generates."""
+
+import os
+import tempfile
+
+import testtools
+
+from bench import fidelity
+
+
+class TestVerdicts(testtools.TestCase):
+
+    def test_value_within_direction_or_contradiction(self):
+        self.assertEqual(fidelity.WITHIN, fidelity.judge_value(0.17, 0.20))
+        self.assertEqual(fidelity.DIRECTION,
+                         fidelity.judge_value(0.17, 0.40))
+        self.assertEqual(fidelity.CONTRADICTS,
+                         fidelity.judge_value(0.17, -0.02))
+        self.assertEqual(fidelity.WITHIN,
+                         fidelity.judge_value(-0.534, -0.60))
+
+    def test_order_must_be_strict(self):
+        order = ('low_cost', 'random', 'local')
+        self.assertEqual(fidelity.ORDER, fidelity.judge_order(
+            order, {'low_cost': 3.0, 'random': 2.0, 'local': 1.0}))
+        # Ties are not an order: baselines that never act tie.
+        self.assertEqual(fidelity.CONTRADICTS, fidelity.judge_order(
+            order, {'low_cost': 2.0, 'random': 2.0, 'local': 2.0}))
+        self.assertEqual(fidelity.DIRECTION, fidelity.judge_order(
+            order, {'low_cost': 3.0, 'random': 1.0, 'local': 2.0}))
+
+    def test_calibrated_rows_do_not_count_as_validation(self):
+        rows = [fidelity.Row('a', 'r', '1', 'e', '1', fidelity.WITHIN),
+                fidelity.Row('b', 'r', '1', 'e', '1', fidelity.WITHIN,
+                             calibrates='X'),
+                fidelity.Row('c', 'r', '1', 'e', '', fidelity.CANNOT,
+                             'why')]
+        n, counts = fidelity.summary(rows)
+        self.assertEqual(2, n)
+        self.assertEqual(1, counts[fidelity.WITHIN])
+        text = fidelity.markdown(rows)
+        self.assertIn('within 25 % (calibrated here)', text)
+        self.assertIn('1 more calibrated a mechanism constant', text)
+
+
+class TestWriteDoc(testtools.TestCase):
+
+    def test_replaces_only_between_the_markers(self):
+        fd, path = tempfile.mkstemp(suffix='.md')
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        with open(path, 'w') as fh:
+            fh.write('head\n%s\nold\n%s\ntail\n' % (fidelity.BEGIN,
+                                                    fidelity.END))
+        self.assertTrue(fidelity.write_doc('new table', path))
+        with open(path) as fh:
+            text = fh.read()
+        self.assertEqual('head\n%s\nnew table\n%s\ntail\n'
+                         % (fidelity.BEGIN, fidelity.END), text)
+
+    def test_missing_markers_leave_the_file_alone(self):
+        fd, path = tempfile.mkstemp(suffix='.md')
+        os.close(fd)
+        self.addCleanup(os.unlink, path)
+        with open(path, 'w') as fh:
+            fh.write('no markers\n')
+        self.assertFalse(fidelity.write_doc('x', path))
+        with open(path) as fh:
+            self.assertEqual('no markers\n', fh.read())
+
+
+class TestExperiments(testtools.TestCase):
+
+    def test_merlin_figure_2_local_hurts_more_than_remote(self):
+        f2 = fidelity.merlin_fig2()
+        self.assertEqual(0.0, f2['alone'])
+        self.assertGreater(f2['local'], f2['merlin'])
+        self.assertGreater(f2['merlin'], 0.0)
+
+    def test_liu_interconnect_pairs_slow_each_other(self):
+        one, _, _ = fidelity.liu_case('D', 2)
+        four, _, _ = fidelity.liu_case('D', 8)
+        self.assertLess(four, one)
