@@ -13,7 +13,7 @@ Where the model comes from, in order: the ``model`` object given to the
 constructor; the file ``model_path`` (``contention-sim evaluate --policy
 contention_weigher --policy-arg model_path=FILE``); otherwise, when the
 policy is bound to a simulator, a small model trained on the spot from
-the simulator's scenario (:func:`contention.perfmodel.train.
+the simulator's scenario (:func:`contention.sim.training.
 train_from_sim` with :data:`~contention.perfmodel.train.QUICK` settings,
 a few seconds; logged, and named in the run's notes).
 
