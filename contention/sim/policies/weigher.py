@@ -145,14 +145,29 @@ class ContentionWeigherPolicy(policy.Policy):
         self.profiles = {}
         self.filter_stats = FilterStats()
         self._notes = []
+        #: Host judgements: scored, abstained (model unsure), neutral.
+        self.model_counts = collections.Counter()
 
     @property
     def notes(self):
-        """The run's notes: the model's origin and the filter's account."""
+        """The run's notes: the model's origin and the filter's account.
+
+        And, when the model abstained on some host (it was unsure, see
+        :mod:`contention.perfmodel.confidence`), how often.
+        """
+        notes = list(self._notes)
+        counts = self.model_counts
+        if counts['abstained']:
+            notes.append(
+                'contention_weigher model abstained on %d of %d host '
+                'judgements (neutral score: outside its training data or '
+                'its trees disagree)' % (
+                    counts['abstained'],
+                    counts['abstained'] + counts['scored']))
         if not self.with_filter:
-            return list(self._notes)
+            return notes
         stats = self.filter_stats
-        return self._notes + [
+        return notes + [
             'contention_weigher filter: %d contention:sensitive arrivals '
             '(images: %s); %d candidate hosts rejected as saturated; the '
             'busiest landing node judged had a summed L3 MPKI of %s '
@@ -166,6 +181,7 @@ class ContentionWeigherPolicy(policy.Policy):
 
     def bind(self, simulator):
         self.filter_stats = FilterStats()
+        self.model_counts = collections.Counter()
         if self._model is not None or self.model_path:
             return
         if not self.train_on_bind:
@@ -283,8 +299,13 @@ class ContentionWeigherPolicy(policy.Policy):
                 scoring.cells_from_view(view, name), instance.vcpus,
                 numa=self._numa(instance))
             states[name] = cell if cell is not None else 'does not fit'
-        return scoring.score_hosts(self._interference(), profile, states,
-                                   corunner_weight=self.corunner_weight)
+        scores = scoring.score_hosts(self._interference(), profile, states,
+                                     corunner_weight=self.corunner_weight)
+        for score in scores.values():
+            self.model_counts['abstained' if score.abstained else
+                              'scored' if not score.neutral else 'neutral'] \
+                += 1
+        return scores
 
     def place(self, instance, view, candidates, rng):
         if not candidates:
