@@ -174,8 +174,9 @@ def transition(old_class, new_class):
 def cpu_sensitivity(util, th=DEFAULT_THRESHOLDS):
     """Whether an instance is highly CPU sensitive and needs more CPU.
 
-    ``util`` is Merlin's CPU sensitivity, CPU used / allocated
-    (:attr:`contention.report.Metrics.cpu_util`); over
+    ``util`` is Merlin's CPU sensitivity, CPU used / allocated (an
+    instance's :attr:`contention.report.Metrics.cpu_util` over its CPU
+    quota: :func:`contention.swap.quota.needs_cpu`); over
     ``th.cpu_needs_more`` (0.8) the instance is "highly sensitive to the
     CPU resource type" and needs additional CPU (section 3.4). None if
     unmeasured.
@@ -183,15 +184,6 @@ def cpu_sensitivity(util, th=DEFAULT_THRESHOLDS):
     if util is None:
         return None
     return util > th.cpu_needs_more
-
-
-def memory_sensitivity(used_mib, allocated_mib):
-    """Merlin's memory sensitivity: memory used / initially allocated.
-
-    Section 3.2 defines the metric without a threshold. None if either is
-    unavailable or nothing was allocated.
-    """
-    return _ratio(used_mib, allocated_mib)
 
 
 def resource_sensitivities(klass):

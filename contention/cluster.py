@@ -7,8 +7,9 @@ telemetry store plus Watcher's compute model, Nova's HostStates, or the
 simulator's state) and turn plans back into Watcher actions or simulator
 moves. Nothing here knows which.
 
-All values are plain and immutable; an algorithm that wants to try a move
-applies it to a copy (:func:`apply_action`) and reasons on the result.
+All values are plain and immutable. What an action does to a view is
+defined once, by :class:`contention.swap.State` (:func:`contention.swap.apply`
+for the view after a list of actions).
 """
 
 import dataclasses
@@ -49,7 +50,9 @@ class InstanceView:
     #: why.
     movable: bool = True
     skip_reason: Optional[str] = None
-    #: When it was last moved by us (seconds since the epoch), for cool-down.
+    #: When it was last moved (seconds since the epoch), for the cool-down;
+    #: the audit also reads its move log
+    #: (:func:`contention.swap.audit.with_cooldown`).
     last_moved_at: Optional[float] = None
     #: CPU cap as a fraction of its vCPUs (1 = uncapped; None = unknown).
     #: Merlin's CPU sensitivity is cpu_util / cpu_quota.
@@ -186,35 +189,3 @@ class Plan:
     indicators: dict[str, float] = dataclasses.field(default_factory=dict)
     #: Why the plan is empty, when it is.
     reason: Optional[str] = None
-
-
-def apply_action(view, action):
-    """The view after ``action``; the input view is unchanged."""
-    if isinstance(action, Swap):
-        return apply_action(apply_action(view, action.first), action.second)
-    if isinstance(action, Migrate):
-        return _replace_instance(view, action.instance,
-                                 host=action.dest_host,
-                                 socket=action.dest_socket,
-                                 node=None,
-                                 last_moved_at=view.now)
-    if isinstance(action, Repin):
-        return _replace_instance(view, action.instance,
-                                 socket=action.dest_socket,
-                                 last_moved_at=view.now)
-    if isinstance(action, CpuQuota):
-        return view
-    raise TypeError('unknown action %r' % (action,))
-
-
-def _replace_instance(view, uuid, **changes):
-    found = False
-    instances = []
-    for inst in view.instances:
-        if inst.uuid == uuid:
-            inst = dataclasses.replace(inst, **changes)
-            found = True
-        instances.append(inst)
-    if not found:
-        raise KeyError('instance %s is not in the cluster view' % uuid)
-    return dataclasses.replace(view, instances=tuple(instances))

@@ -124,7 +124,7 @@ class InstanceRecord:
     #: CPU cap: the fraction of each vCPU the instance may use (CFS
     #: ``vcpu_quota / vcpu_period``); None = no cap, or unknown. Merlin's
     #: CPU sensitivity is ``cpu_util`` against it (section 3.4), and the
-    #: quota phase (:mod:`contention.quota`) raises it. Added in 1.1.
+    #: quota phase (:mod:`contention.swap.quota`) raises it. Added in 1.1.
     cpu_quota: Optional[float] = dataclasses.field(default=None,
                                                    metadata=_NN())
     counters: Counters = dataclasses.field(default_factory=Counters)

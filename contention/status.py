@@ -21,6 +21,7 @@ import time
 from oslo_config import cfg
 import sqlalchemy as sa
 
+from contention import reportview
 from contention.store import api
 from contention.store import opts as store_opts
 
@@ -71,7 +72,7 @@ def _instance(report, rec):
     m = rec.metrics
     return {
         'uuid': rec.uuid, 'name': rec.name, 'image_id': rec.image_id,
-        'node': api.dominant_node(rec, report.topology),
+        'node': reportview.dominant_node(rec, report.topology),
         'vcpus': rec.vcpus, 'cpu_util': m.cpu_util, 'ipc': m.ipc,
         'mpki': m.mpki, 'mf': m.mf, 'mem_bw_bps': m.mem_bw_total_bps,
         'merlin_class': rec.merlin_class,

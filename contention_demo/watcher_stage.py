@@ -131,7 +131,8 @@ def to_plan(actions, cpu_sockets=None):
 
     ``contention_swap`` -> Swap of two Migrates, each landing on the socket
     of its ``destination_cpus`` (where the destination's agent re-pins it;
-    ``cpu_sockets`` is {host: {cpu: socket}}); ``migrate`` -> Migrate;
+    ``cpu_sockets`` is {host: {cpu: socket}}); ``migrate`` and
+    ``contention_migrate`` -> Migrate;
     ``contention_repin`` -> Repin and ``contention_cpu_quota`` -> CpuQuota
     (the agent's local actions). Anything
     else is listed as skipped, with the reason.
@@ -159,6 +160,10 @@ def to_plan(actions, cpu_sockets=None):
         elif action.action_type == 'migrate':
             steps.append(cluster.Migrate(subject, p['source_node'],
                                          p['destination_node']))
+        elif action.action_type == 'contention_migrate':
+            steps.append(cluster.Migrate(
+                subject, p['source_node'], p['destination_node'],
+                socket_of(p['destination_node'], p.get('destination_cpus'))))
         elif action.action_type == 'contention_repin':
             steps.append(cluster.Repin(subject, p['host'], p['socket'],
                                        move_memory=bool(

@@ -11,9 +11,18 @@ from the API call's return. For NUMA-aware swaps the optional
 ``destination_cpus`` / ``partner_destination_cpus`` ask the destination's
 agent to re-pin the instance (and its memory) to the planned socket once
 it has landed; that step is best effort (the migration stands, the next
-audit sees where it runs). Successful moves are recorded in the telemetry
-store, which the strategies read for their cool-down and repercussion
-check.
+audit sees where it runs). Every leg is recorded in the telemetry store's
+move log (:class:`contention.swap.StoreMoveLog`), which the strategies
+read for their cool-down and repercussion check: a leg that landed, one
+that failed, and one left half done (moved and not moved back), so no
+instance a swap touched escapes the cool-down. A Nova error never escapes
+as anything but a failed action that says which leg, where each instance
+is, and what was recorded; a migration still running when Watcher's wait
+ends is aborted (and, if the abort does not take, its end awaited).
+
+``contention_migrate`` is a one-way live migration with the same
+handling and recording (the strategies' one-way moves; Watcher's own
+``migrate`` action records nothing).
 
 ``contention_repin`` asks the agent on ``host`` (oslo.messaging RPC, topic
 ``contention_agent``, server = host) to move an instance's vCPUs to a node
@@ -36,6 +45,7 @@ from watcher.common import exception
 from watcher.common import nova_helper
 from watcher import conf as watcher_conf
 
+from contention import swap
 from contention.store import api as store_api
 
 LOG = log.getLogger(__name__)
@@ -58,8 +68,9 @@ def store_opts():
     return [
         cfg.StrOpt('connection', default=store_api.DEFAULT_URL, secret=True,
                    help='SQLAlchemy URL of the telemetry store, where '
-                        'successful moves are recorded for the '
-                        'strategies\' cool-down and repercussion check. '
+                        'the moves this action makes or attempts are '
+                        'recorded for the strategies\' cool-down and '
+                        'repercussion check. '
                         'Recording is best effort: a store that cannot be '
                         'reached is logged, the move stands.'),
     ]
@@ -88,6 +99,7 @@ class _NovaAction(base.BaseAction):
         return store_api.open_store(url) if url else None
 
     def _record(self, moves):
+        """Record ``moves`` (:class:`contention.swap.Move`); best effort."""
         if not moves:
             return
         try:
@@ -95,7 +107,7 @@ class _NovaAction(base.BaseAction):
             if store is None:
                 return
             try:
-                store.record_moves(moves)
+                swap.StoreMoveLog(store).record(moves)
             finally:
                 store.dispose()
         except Exception as exc:
@@ -104,10 +116,18 @@ class _NovaAction(base.BaseAction):
 
     @staticmethod
     def _where(nova, uuid):
+        """The server, or None if it no longer exists.
+
+        Any other Nova error is a failed action naming the instance.
+        """
         try:
             return nova.find_instance(uuid)
         except exception.ComputeResourceNotFound:
             return None
+        except Exception as exc:
+            raise ContentionActionFailed(
+                message='Nova cannot tell where instance %s is: %s: %s'
+                        % (uuid, type(exc).__name__, exc))
 
 
 _TRANSPORTS = {}
@@ -255,22 +275,73 @@ class ContentionSwap(_NovaAction):
             except exception.ComputeNodeNotFound:
                 raise ContentionActionFailed(
                     message='destination host %s not found' % dest)
+            except Exception as exc:
+                raise ContentionActionFailed(
+                    message='Nova cannot describe destination host %s: '
+                            '%s: %s' % (dest, type(exc).__name__, exc))
             if node.status != 'enabled':
                 raise ContentionActionFailed(
                     message='destination host %s is disabled' % dest)
 
+    def _locate(self, nova, uuid):
+        """(host or None, still migrating) of ``uuid``; never raises.
+
+        A Nova error while asking counts as "unknown host" (None): the
+        caller treats the leg as not landed and records it.
+        """
+        try:
+            server = nova.find_instance(uuid)
+        except Exception as exc:
+            LOG.warning('cannot locate instance %s: %s', uuid, exc)
+            return None, False
+        task_state = getattr(server, 'task_state', None)
+        return server.host, isinstance(task_state, str) and bool(task_state)
+
     def _migrate(self, nova, uuid, source, dest):
-        """Live-migrate and report where the instance really is."""
+        """Live-migrate and report where the instance really is.
+
+        Watcher's helper waits a bounded time for the migration; one
+        still running after it is aborted (Nova puts the instance back
+        on its source), and if the abort does not take, awaited as long
+        again. Any Nova error is logged; the answer is where Nova says
+        the instance is at the end (None if it cannot tell).
+        """
         self._running = (uuid, source, dest)
         try:
-            nova.live_migrate_instance(instance_id=uuid, dest_hostname=dest)
-        except Exception as exc:
-            LOG.warning('live migration of %s from %s to %s failed: %s',
-                        uuid, source, dest, exc)
+            try:
+                nova.live_migrate_instance(instance_id=uuid,
+                                           dest_hostname=dest)
+            except Exception as exc:
+                LOG.warning('live migration of %s from %s to %s failed: '
+                            '%s: %s', uuid, source, dest,
+                            type(exc).__name__, exc)
+            host, migrating = self._locate(nova, uuid)
+            if migrating:
+                LOG.warning('live migration of %s from %s to %s still runs '
+                            'after the wait; aborting it', uuid, source, dest)
+                try:
+                    nova.abort_live_migrate(instance_id=uuid, source=source,
+                                            destination=dest)
+                except Exception as exc:
+                    LOG.warning('abort of the migration of %s failed: %s: '
+                                '%s', uuid, type(exc).__name__, exc)
+                host, migrating = self._locate(nova, uuid)
+                if migrating:
+                    host = self._await(nova, uuid)
+            return host
         finally:
             self._running = None
-        server = self._where(nova, uuid)
-        return None if server is None else server.host
+
+    def _await(self, nova, uuid):
+        """Wait for ``uuid``'s task to end, as long as Watcher's own wait."""
+        retry = int(getattr(CONF.nova, 'migration_max_retries', 180) or 1)
+        interval = float(getattr(CONF.nova, 'migration_interval', 5) or 1)
+        host, migrating = self._locate(nova, uuid)
+        while migrating and retry > 0:
+            time.sleep(interval)
+            retry -= 1
+            host, migrating = self._locate(nova, uuid)
+        return None if migrating else host
 
     def _repin(self, uuid, host, cpus):
         if not cpus:
@@ -282,59 +353,82 @@ class ContentionSwap(_NovaAction):
             LOG.warning('instance %s landed on %s but its agent did not '
                         're-pin it to CPUs %s: %s', uuid, host, cpus, exc)
 
+    @staticmethod
+    def _move(uuid, source, where, when, outcome=None):
+        origin = 'watcher:contention_swap'
+        if outcome:
+            origin += ':' + outcome
+        return swap.Move(uuid, source, where or source, when, origin)
+
     def execute(self):
         nova = self._nova()
         (uuid1, src1, dst1, cpus1), (uuid2, src2, dst2, cpus2) = self._legs()
         self.moved = []
-        landed = self._migrate(nova, uuid1, src1, dst1)
-        if landed != dst1:
-            undo = ''
-            if landed not in (None, src1):
-                back = self._migrate(nova, uuid1, landed, src1)
-                undo = '; moved it back: now on %s' % back
-            raise ContentionActionFailed(
-                message='swap leg one failed: %s is on %s, not %s%s; leg '
-                        'two (%s) not started' % (uuid1, landed, dst1, undo,
-                                                  uuid2))
-        self._repin(uuid1, dst1, cpus1)
-        landed2 = self._migrate(nova, uuid2, src2, dst2)
-        if landed2 != dst2:
-            back = self._migrate(nova, uuid1, dst1, src1)
-            partner = ''
-            if landed2 not in (None, src2):
-                partner = '; %s moved back to %s' % (
-                    uuid2, self._migrate(nova, uuid2, landed2, src2))
-            outcome = ('undone: %s is back on %s' % (uuid1, src1)
-                       if back == src1 else
-                       'NOT undone: %s is on %s' % (uuid1, back))
-            raise ContentionActionFailed(
-                message='swap leg two failed: %s is on %s, not %s; leg one '
-                        '%s%s' % (uuid2, landed2, dst2, outcome, partner))
-        self._repin(uuid2, dst2, cpus2)
-        now = time.time()
-        self.moved = [
-            store_api.MoveRecord(uuid1, src1, dst1, now,
-                                 'watcher:contention_swap'),
-            store_api.MoveRecord(uuid2, src2, dst2, now,
-                                 'watcher:contention_swap')]
-        self._record(self.moved)
-        return True
+        try:
+            landed = self._migrate(nova, uuid1, src1, dst1)
+            if landed != dst1:
+                undo = ''
+                if landed not in (None, src1):
+                    landed = self._migrate(nova, uuid1, landed, src1)
+                    undo = '; moved it back: now on %s' % landed
+                self.moved = [self._move(uuid1, src1, landed, time.time(),
+                                         swap.FAILED)]
+                raise ContentionActionFailed(
+                    message='swap leg one failed: %s is on %s, not %s%s; leg '
+                            'two (%s) not started; recorded for the '
+                            'cool-down' % (uuid1, landed, dst1, undo, uuid2))
+            self._repin(uuid1, dst1, cpus1)
+            landed2 = self._migrate(nova, uuid2, src2, dst2)
+            if landed2 != dst2:
+                back = self._migrate(nova, uuid1, dst1, src1)
+                partner = ''
+                if landed2 not in (None, src2):
+                    landed2 = self._migrate(nova, uuid2, landed2, src2)
+                    partner = '; %s moved back to %s' % (uuid2, landed2)
+                now = time.time()
+                undone = back == src1
+                self.moved = [
+                    self._move(uuid1, src1, back, now,
+                               swap.FAILED if undone
+                               else swap.HALF_DONE),
+                    self._move(uuid2, src2, landed2, now, swap.FAILED)]
+                outcome = ('undone: %s is back on %s' % (uuid1, src1)
+                           if undone else
+                           'NOT undone: %s is on %s' % (uuid1, back))
+                raise ContentionActionFailed(
+                    message='swap leg two failed: %s is on %s, not %s; leg '
+                            'one %s%s; both recorded for the cool-down'
+                            % (uuid2, landed2, dst2, outcome, partner))
+            self._repin(uuid2, dst2, cpus2)
+            now = time.time()
+            self.moved = [self._move(uuid1, src1, dst1, now),
+                          self._move(uuid2, src2, dst2, now)]
+            return True
+        finally:
+            self._record(self.moved)
 
     def revert(self):
         """Put back whichever instance is on its destination."""
         nova = self._nova()
         for uuid, source, dest, _cpus in reversed(self._legs()):
-            server = self._where(nova, uuid)
-            if server is not None and server.host == dest:
-                self._migrate(nova, uuid, dest, source)
+            host, _migrating = self._locate(nova, uuid)
+            if host == dest:
+                back = self._migrate(nova, uuid, dest, source)
+                self._record([self._move(uuid, dest, back, time.time(),
+                                         'revert')])
 
     def abort(self):
         running = self._running
         if running is None:
             return True
         uuid, source, dest = running
-        return self._nova().abort_live_migrate(
-            instance_id=uuid, source=source, destination=dest)
+        try:
+            return self._nova().abort_live_migrate(
+                instance_id=uuid, source=source, destination=dest)
+        except Exception as exc:
+            LOG.warning('abort of the migration of %s from %s to %s failed: '
+                        '%s: %s', uuid, source, dest, type(exc).__name__, exc)
+            return False
 
     def post_condition(self):
         """Nothing to check: execute() verifies where each instance is."""
@@ -344,6 +438,79 @@ class ContentionSwap(_NovaAction):
                 'migration: the first moves, then the second only if the '
                 'first landed; if the second fails the first is moved '
                 'back.')
+
+
+class ContentionMigrate(ContentionSwap):
+    """Live-migrate one instance, recorded in the move log.
+
+    The schema::
+
+        resource_id       the instance (UUID)
+        source_node       its compute host now
+        destination_node  the host it moves to
+        migration_type    "live" (the only type)
+        destination_cpus  optional CPU list to re-pin it to on arrival
+
+    The same Nova handling as ``contention_swap`` (a migration still
+    running after the wait is aborted, any Nova error is a failed action
+    saying where the instance is); the move is recorded whatever its
+    outcome, so the cool-down holds the instance back.
+    """
+
+    ABORT_TRUE = base.BaseAction.ABORT_TRUE + ['ContentionMigrate']
+
+    @property
+    def schema(self):
+        host = {'type': 'string', 'minLength': 1}
+        return {
+            'type': 'object',
+            'properties': {
+                'resource_id': {'type': 'string', 'pattern': _UUID},
+                'resource_name': {'type': 'string'},
+                'source_node': host,
+                'destination_node': host,
+                'migration_type': {'type': 'string', 'enum': ['live']},
+                'destination_cpus': _CPUS,
+            },
+            'required': ['resource_id', 'source_node', 'destination_node'],
+            'additionalProperties': False,
+        }
+
+    def _legs(self):
+        p = self.input_parameters
+        return ((p['resource_id'], p['source_node'], p['destination_node'],
+                 p.get('destination_cpus')),)
+
+    @staticmethod
+    def _move(uuid, source, where, when, outcome=None):
+        origin = 'watcher:contention_migrate'
+        if outcome:
+            origin += ':' + outcome
+        return swap.Move(uuid, source, where or source, when, origin)
+
+    def execute(self):
+        nova = self._nova()
+        ((uuid, src, dst, cpus),) = self._legs()
+        self.moved = []
+        try:
+            landed = self._migrate(nova, uuid, src, dst)
+            if landed != dst:
+                self.moved = [self._move(uuid, src, landed, time.time(),
+                                         swap.FAILED)]
+                raise ContentionActionFailed(
+                    message='live migration of %s from %s to %s failed: it '
+                            'is on %s; recorded for the cool-down'
+                            % (uuid, src, dst, landed))
+            self._repin(uuid, dst, cpus)
+            self.moved = [self._move(uuid, src, dst, time.time())]
+            return True
+        finally:
+            self._record(self.moved)
+
+    def get_description(self):
+        return ('Live-migrate an instance to another compute host and '
+                'record the move for the contention strategies\' '
+                'cool-down.')
 
 
 class _AgentAction(_NovaAction):
@@ -375,7 +542,7 @@ class ContentionRepin(_AgentAction):
 
     @classmethod
     def get_config_opts(cls):
-        return agent_opts()
+        return store_opts() + agent_opts()
 
     @property
     def schema(self):
@@ -407,6 +574,8 @@ class ContentionRepin(_AgentAction):
             cpus=p.get('cpus'), move_memory=move_memory))
         LOG.info('re-pinned %s on %s: %s', self.resource_id, p['host'],
                  result)
+        self._record([swap.Move(self.resource_id, p['host'], p['host'],
+                                time.time(), 'watcher:contention_repin')])
         return True
 
     def revert(self):
@@ -422,7 +591,7 @@ class ContentionRepin(_AgentAction):
 
 
 def quota_opts():
-    return agent_opts() + [
+    return store_opts() + agent_opts() + [
         cfg.IntOpt('cpu_period_us', default=100000, min=1000, max=1000000,
                    help='CFS period (microseconds) of the contention '
                         'agents, their [agent] cpu_period_us: a quota of '
@@ -485,6 +654,8 @@ class ContentionCpuQuota(_AgentAction):
         LOG.info('CPU quota of %s on %s: %s (was %s of each vCPU): %s',
                  self.resource_id, p['host'], p['quota'],
                  p.get('old_quota'), result)
+        self._record([swap.Move(self.resource_id, p['host'], p['host'],
+                                time.time(), 'watcher:contention_cpu_quota')])
         return True
 
     def revert(self):

@@ -18,6 +18,9 @@ def list_opts():
         ('watcher_strategies.numa_aware_swap', strategies.strategy_opts()),
         ('watcher_actions.contention_swap',
          actions.store_opts() + actions.agent_opts()),
-        ('watcher_actions.contention_repin', actions.agent_opts()),
+        ('watcher_actions.contention_migrate',
+         actions.store_opts() + actions.agent_opts()),
+        ('watcher_actions.contention_repin',
+         actions.store_opts() + actions.agent_opts()),
         ('watcher_actions.contention_cpu_quota', actions.quota_opts()),
     ]

@@ -1,18 +1,24 @@
 """Strategies ``cache_aware_swap`` and ``numa_aware_swap``.
 
-Thin adapters: build a :class:`contention.cluster.ClusterView` from
-Watcher's (audit-scoped) compute model and the telemetry store's latest
-reports (:mod:`watcher_strategies.view`), run the core
-(:func:`contention.swap.cache_aware` / :func:`contention.swap.numa_aware`),
-and turn its plan into Watcher actions, in order:
+Adapters that only translate: Watcher's (audit-scoped) compute model
+becomes the core's inventory (:mod:`watcher_strategies.view`), the
+telemetry store supplies the latest reports and the move log
+(:class:`contention.swap.StoreMoveLog`), the core builds the view
+(:func:`contention.reportview.view_from_reports`) and runs the audit
+(:func:`contention.swap.run_audit`: cool-down, repercussion check, model
+check, phases), with parameters from the audit
+(:mod:`contention.swap.params`, which also writes :meth:`get_schema`).
+The plan becomes Watcher actions, in order:
 
 * a swap between hosts becomes one ``contention_swap`` action (both legs,
   the second only if the first landed, the first undone if the second
   fails);
-* a one-way move becomes Watcher's own ``migrate`` action;
+* a one-way move becomes a ``contention_migrate`` action (a live
+  migration that records itself in the move log, as every action here
+  does);
 * a re-pin (the local phase, or a NUMA-aware swap between two sockets of
   one host) becomes a ``contention_repin`` action run by the host's agent;
-* a CPU quota raise (the quota phase, :mod:`contention.quota`) becomes a
+* a CPU quota raise (the quota phase, :mod:`contention.swap.quota`) becomes a
   ``contention_cpu_quota`` action run by the host's agent.
 
 The strategies use the ``contention_sequential`` planner, which chains the
@@ -20,9 +26,10 @@ actions in the order the core chose them (each step was planned on the
 state the previous ones leave).
 
 If telemetry is missing for more than ``max_missing_ratio`` of the
-instances in scope, the audit fails with a message saying so (in the
-audit's ``status_message`` and the decision engine's log) rather than
-proposing moves from a partial picture.
+instances in scope (:func:`contention.reportview.check_telemetry`), the
+audit fails with a message saying so (in the audit's ``status_message``
+and the decision engine's log) rather than proposing moves from a partial
+picture.
 """
 
 import collections
@@ -38,11 +45,12 @@ from watcher.common import exception
 from watcher.decision_engine.solution import default as default_solution
 from watcher.decision_engine.strategy.strategies import base
 
-from contention import arbitration
 from contention import cluster
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
+from contention import reportview
 from contention import swap
+from contention.swap import params as params_mod
 from contention.store import api as store_api
 from watcher_strategies import goal
 from watcher_strategies import planner
@@ -51,6 +59,7 @@ from watcher_strategies import view as view_mod
 LOG = log.getLogger(__name__)
 
 SWAP_ACTION = 'contention_swap'
+MIGRATE_ACTION = 'contention_migrate'
 REPIN_ACTION = 'contention_repin'
 QUOTA_ACTION = 'contention_cpu_quota'
 
@@ -62,18 +71,19 @@ class TelemetryMissing(exception.WatcherException):
     msg_fmt = '%(message)s'
 
 
+_REPERCUSSION = next(f for f in params_mod.fields()
+                     if f.name == 'repercussion_interval')
+
+
 def strategy_opts():
     return [
         cfg.StrOpt('connection', default=store_api.DEFAULT_URL, secret=True,
                    help='SQLAlchemy URL of the telemetry store the '
                         'contention-collector writes (the [store] '
                         'connection of contention-collector.conf).'),
-        cfg.IntOpt('repercussion_interval', default=3600, min=0,
-                   help='Seconds after a move during which its co-runners '
-                        'are watched (Merlin\'s repercussion check): a '
-                        'co-runner whose Merlin class got worse since the '
-                        'move has its host arbitrated first by the next '
-                        'audit. 0 disables the check.'),
+        cfg.IntOpt('repercussion_interval',
+                   default=int(_REPERCUSSION.default), min=0,
+                   help=_REPERCUSSION.metadata['help']),
         cfg.StrOpt('mix_model',
                    help='A contention-train model file (trained with '
                         '--copies-samples) for the model check: a swap is '
@@ -131,11 +141,8 @@ def _legs(action):
 class ContentionSwapBase(base.BaseStrategy):
     """What both swap strategies share."""
 
-    #: :func:`contention.swap.cache_aware` or ``numa_aware``.
+    #: :data:`contention.swap.CACHE_AWARE` or ``NUMA_AWARE``.
     algorithm = None
-    has_local_phase = False
-    #: Default of ``contention_swaps``: on for numa_aware_swap only.
-    contention_swaps = False
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
@@ -156,104 +163,7 @@ class ContentionSwapBase(base.BaseStrategy):
 
     @classmethod
     def get_schema(cls):
-        properties = {
-            'threshold': {
-                'description': 'Smallest difference in LLC misses per '
-                               'second between the most and least loaded '
-                               'hosts (sockets for numa_aware_swap) worth '
-                               'a swap.',
-                'type': 'number', 'minimum': 0, 'default': 5e6},
-            'max_swaps': {
-                'description': 'Most swaps one audit proposes.',
-                'type': 'integer', 'minimum': 0, 'maximum': 1000,
-                'default': 5},
-            'victim_selection': {
-                'description': 'extreme: the papers\' rule (the VM with '
-                               'the most misses on the most loaded unit, '
-                               'the one with the fewest on the least '
-                               'loaded). sensitivity_cost: among moves '
-                               'reducing the spread about as much, move '
-                               'the least memory-bound (low MF), smallest '
-                               'and lowest-priority instances.',
-                'type': 'string',
-                'enum': list(arbitration.VICTIM_SELECTIONS),
-                'default': arbitration.SENSITIVITY_COST},
-            'cooldown': {
-                'description': 'Seconds during which an instance moved by '
-                               'these strategies is not moved again.',
-                'type': 'number', 'minimum': 0, 'default': 3600},
-            'max_missing_ratio': {
-                'description': 'If more than this fraction of the '
-                               'instances in scope have no fresh '
-                               'telemetry, propose nothing and fail the '
-                               'audit with the reason.',
-                'type': 'number', 'minimum': 0, 'maximum': 1,
-                'default': 0.2},
-            'freshness': {
-                'description': 'Seconds after which a host\'s latest '
-                               'report is too old to act on.',
-                'type': 'number', 'exclusiveMinimum': 0, 'default': 120},
-            'tolerance': {
-                'description': 'Moves within this fraction of the best '
-                               'reduction compete on sensitivity and cost '
-                               '(sensitivity_cost only).',
-                'type': 'number', 'minimum': 0, 'maximum': 1,
-                'default': 0.1},
-            'migration_cost_per_gib': {
-                'description': 'Cost of live-migrating one GiB of memory, '
-                               'in LLC misses/s of spread reduction; a '
-                               'swap that reduces the difference by less '
-                               'than the cost of the memory it moves is '
-                               'skipped.',
-                'type': 'number', 'minimum': 0, 'default': 2.5e5},
-            'numa_repair': {
-                'description': 'Before any swap, give an instance whose '
-                               'memory is mostly on another socket than '
-                               'its vCPUs the cheaper repair that pays: '
-                               're-pin its vCPUs to its memory\'s socket, '
-                               'or move its memory to its vCPUs\' node '
-                               '(contention_repin with move_memory).',
-                'type': 'boolean', 'default': True},
-            'cpu_quota': {
-                'description': 'After the moves, give a capped instance '
-                               'using over 0.8 of its CPU quota one more '
-                               'core (contention_cpu_quota) when its '
-                               'socket has one free and no MC/IC-'
-                               'sensitive co-runner there would suffer '
-                               'its extra misses (Merlin sections '
-                               '3.3-3.5).',
-                'type': 'boolean', 'default': True},
-            'min_predicted_gain': {
-                'description': 'A move must lower the predicted contention '
-                               '(co-runners\' LLC misses weighted by each '
-                               'instance\'s Memory Factor) of the sockets '
-                               'it touches by its cost plus this fraction '
-                               'of it: a margin for the estimate\'s error.',
-                'type': 'number', 'minimum': 0, 'maximum': 1,
-                'default': swap.SwapParameters.min_predicted_gain},
-            'contention_swaps': {
-                'description': 'After the balancing, use the swaps left '
-                               '(max_swaps) on the swaps between the most '
-                               'and least contended units that lower the '
-                               'predicted contention most, even when the '
-                               'LLC misses are already even.',
-                'type': 'boolean', 'default': cls.contention_swaps},
-        }
-        if cls.has_local_phase:
-            properties['local_phase'] = {
-                'description': 'Re-pin instances within each host so its '
-                               'sockets have even LLC misses before '
-                               'swapping between hosts.',
-                'type': 'boolean', 'default': True}
-            properties['local_memory_mf'] = {
-                'description': 'A re-pinned instance keeps its memory where '
-                               'it is only if its Memory Factor is below '
-                               'this (little DRAM traffic); otherwise its '
-                               'memory moves with its vCPUs.',
-                'type': 'number', 'minimum': 0,
-                'default': swap.SwapParameters.local_memory_mf}
-        return {'type': 'object', 'properties': properties,
-                'additionalProperties': False}
+        return params_mod.schema(cls.algorithm)
 
     @property
     def telemetry_store(self):
@@ -265,30 +175,19 @@ class ContentionSwapBase(base.BaseStrategy):
     def telemetry_store(self, store):
         self._telemetry_store = store
 
-    def _param(self, name, default):
-        value = self.input_parameters.get(name)
-        return default if value is None else value
-
     def parameters(self):
-        return swap.SwapParameters(
-            threshold=float(self._param('threshold', 5e6)),
-            max_swaps=int(self._param('max_swaps', 5)),
-            victim_selection=self._param('victim_selection',
-                                         arbitration.SENSITIVITY_COST),
-            cooldown_s=float(self._param('cooldown', 3600)),
-            tolerance=float(self._param('tolerance', 0.1)),
-            migration_cost_per_gib=float(
-                self._param('migration_cost_per_gib', 2.5e5)),
-            local_phase=bool(self._param('local_phase',
-                                         self.has_local_phase)),
-            local_memory_mf=float(self._param(
-                'local_memory_mf', swap.SwapParameters.local_memory_mf)),
-            numa_repair=bool(self._param('numa_repair', True)),
-            cpu_quota=bool(self._param('cpu_quota', True)),
-            min_predicted_gain=float(self._param(
-                'min_predicted_gain', swap.SwapParameters.min_predicted_gain)),
-            contention_swaps=bool(self._param('contention_swaps',
-                                              type(self).contention_swaps)))
+        """The audit's :class:`contention.swap.SwapParameters`.
+
+        What the audit leaves unset takes the algorithm's default (Watcher
+        passes no parameters to an audit that sets none);
+        ``repercussion_interval`` is this strategy's configuration option.
+        """
+        given = {}
+        for name in params_mod.schema(type(self).algorithm)['properties']:
+            given[name] = self.input_parameters.get(name)
+        given['repercussion_interval'] = getattr(
+            self.config, 'repercussion_interval', None)
+        return params_mod.from_input(type(self).algorithm, given)
 
     def pre_execute(self):
         # Not BaseStrategy._pre_execute: it logs the whole model as XML at
@@ -298,44 +197,14 @@ class ContentionSwapBase(base.BaseStrategy):
         if not self.compute_model:
             raise exception.ClusterStateNotDefined()
 
-    def _repercussions(self, view, now):
-        interval = getattr(self.config, 'repercussion_interval', 3600)
-        if not interval:
-            return []
-        moves = self.telemetry_store.moves_since(now - interval)
-        if not moves:
-            return []
-        by_host = collections.defaultdict(list)
-        for inst in view.instances:
-            by_host[inst.host].append(inst)
-        first_move = {}
-        for move in moves:
-            for co in by_host.get(move.dest_host, ()):
-                first_move.setdefault(co.uuid, move.moved_at)
-        classes_before = {}
-        for uuid, moved_at in first_move.items():
-            before = [s for s in self.telemetry_store.instance_history(
-                uuid, since=moved_at - interval)
-                if s.timestamp <= moved_at and s.merlin_class]
-            if before:
-                classes_before[uuid] = before[-1].merlin_class
-        return arbitration.hurt_corunners(
-            view, [arbitration.Move(m.uuid, m.source_host, m.dest_host,
-                                    m.moved_at) for m in moves],
-            classes_before)
-
-    def build_view(self, now):
-        params = self.parameters()
-        freshness = float(self._param('freshness', 120))
+    def build_view(self, now, params=None):
+        params = params or self.parameters()
         reports = self.telemetry_store.latest_reports(now=now)
-        last_moved = {}
-        if params.cooldown_s > 0:
-            for move in self.telemetry_store.moves_since(
-                    now - params.cooldown_s):
-                last_moved[move.uuid] = max(move.moved_at,
-                                            last_moved.get(move.uuid, 0))
         return view_mod.build_view(self.compute_model, reports, now,
-                                   freshness, last_moved)
+                                   params.freshness)
+
+    def move_log(self):
+        return swap.StoreMoveLog(self.telemetry_store)
 
     def _fail(self, audit, message):
         """Fail the audit with ``message`` in its status_message."""
@@ -353,9 +222,13 @@ class ContentionSwapBase(base.BaseStrategy):
         now = self.clock()
         params = self.parameters()
         try:
-            self.built = built = self.build_view(now)
+            self.built = built = self.build_view(now, params)
+            reportview.check_telemetry(built, params.max_missing_ratio,
+                                       self.get_name())
         except exception.WatcherException:
             raise
+        except reportview.TelemetryMissing as exc:
+            self._fail(audit, str(exc))
         except Exception as exc:
             url = getattr(self.config, 'connection', None)
             try:
@@ -366,20 +239,9 @@ class ContentionSwapBase(base.BaseStrategy):
             self._fail(audit, '%s cannot read the telemetry store %s: %s: '
                        '%s' % (self.get_name(), url, type(exc).__name__,
                                exc))
-        max_missing = float(self._param('max_missing_ratio', 0.2))
-        if built.missing_ratio > max_missing:
-            message = ('%s proposes nothing: %d of %d instances in scope '
-                       '(%.0f %%) have no fresh telemetry, more than '
-                       'max_missing_ratio %.0f %%; check that '
-                       'contention-agent runs on every compute host and '
-                       'contention-collector writes to the store'
-                       % (self.get_name(), built.missing, built.in_scope,
-                          100 * built.missing_ratio, 100 * max_missing))
-            self._fail(audit, message)
-        hurt = self._repercussions(built.view, now)
-        self.plan = type(self).algorithm(built.view, params, hurt=hurt,
-                                         mix_values=self.mix_values(
-                                             built.view))
+        self.plan = swap.run_audit(
+            built.view, params, self.move_log(), type(self).algorithm,
+            self.mix_values(built.view))
         self._quotas = {i.uuid: i.cpu_quota for i in built.view.instances
                         if i.cpu_quota is not None}
         for action in self.plan.actions:
@@ -444,19 +306,16 @@ class ContentionSwapBase(base.BaseStrategy):
                 second.dest_host, second.dest_socket)
             self._solution_add(SWAP_ACTION, first.instance, params)
         elif isinstance(action, cluster.Migrate):
-            self._solution_add(
-                action_type=self.MIGRATION, resource_id=action.instance,
-                input_parameters={'migration_type': 'live',
-                                  'source_node': action.source_host,
-                                  'destination_node': action.dest_host,
-                                  'resource_name': action.instance})
-            if (type(self).algorithm is swap.numa_aware
-                    and action.dest_socket is not None):
-                # Nova chooses the cells; the agent then moves the
-                # instance and its memory to the planned socket.
-                self._add_action(cluster.Repin(
-                    action.instance, action.dest_host, action.dest_socket,
-                    move_memory=True))
+            params = {'migration_type': 'live',
+                      'source_node': action.source_host,
+                      'destination_node': action.dest_host,
+                      'resource_name': action.instance}
+            if type(self).algorithm == swap.NUMA_AWARE:
+                # Nova chooses the cells; the destination's agent then
+                # moves the instance and its memory to the planned socket.
+                params['destination_cpus'] = self._leg_cpus(
+                    action.dest_host, action.dest_socket)
+            self._solution_add(MIGRATE_ACTION, action.instance, params)
         elif isinstance(action, cluster.Repin):
             params = {'host': action.host, 'socket': action.dest_socket,
                       'move_memory': bool(action.move_memory)}
@@ -533,8 +392,7 @@ class CacheAwareSwap(ContentionSwapBase):
     by more than the threshold.
     """
 
-    algorithm = staticmethod(swap.cache_aware)
-    has_local_phase = True
+    algorithm = swap.CACHE_AWARE
 
     @classmethod
     def get_name(cls):
@@ -556,8 +414,7 @@ class NumaAwareSwap(ContentionSwapBase):
     and fewest LLC misses across the cloud, keeping NUMA affinity.
     """
 
-    algorithm = staticmethod(swap.numa_aware)
-    contention_swaps = True
+    algorithm = swap.NUMA_AWARE
 
     @classmethod
     def get_name(cls):

@@ -31,6 +31,7 @@ from typing import Optional
 import numpy as np
 
 from contention import llc_share
+from contention import reportview
 from contention.perfmodel import features
 from contention.topology import HostTopology
 
@@ -256,13 +257,12 @@ def from_reports(reports, min_samples=1):
                 small[key].append(mf)
     small = {key: float(np.mean(values)) for key, values in small.items()}
     X, Y, groups = [], [], []
-    from contention.store.api import dominant_node
     for report in reports:
         cells = features.cells_from_report(report)
         placed = []
         for rec in report.instances:
             m = rec.metrics
-            node = dominant_node(rec, report.topology)
+            node = reportview.dominant_node(rec, report.topology)
             if None in (m.ipc, m.mpki, m.mf) or node is None:
                 continue
             key = rec.image_id or rec.uuid

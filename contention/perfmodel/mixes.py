@@ -10,7 +10,7 @@ interference model's predicted normalised performance of that member
 landing beside the others (:func:`features.feature_row` with the others
 as the cell's co-runners, summed as ``contention.perfmodel.datasets``
 sums them in training). The swap strategies' model check
-(:func:`contention.swap._mix_gain`) compares the mixes a move leaves with
+(:func:`contention.swap.feasibility.mix_gain`) compares the mixes a move leaves with
 those it makes.
 
 A mix is a tuple of ``(class key, count)`` sorted by key; values are

@@ -133,12 +133,6 @@ class ClusterState(object):
         return sorted(members.values(),
                       key=lambda i: self._position[i.uuid])
 
-    def vcpus_on_socket(self, host, socket):
-        model = self.hosts[host].model
-        idx = list(model.node_indices_of_socket(socket))
-        return sum(i.vcpus * i.vcpu_frac[idx].sum()
-                   for i in self.on_host(host))
-
     def memory_on_nodes(self, host):
         """MiB of instance memory on each node of a host."""
         model = self.hosts[host].model

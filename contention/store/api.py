@@ -25,6 +25,7 @@ from sqlalchemy import pool as sa_pool
 
 from contention import gc_pause
 from contention import llc_share
+from contention import reportview
 from contention.store import codec
 from contention.store import dialects
 from contention.store import models
@@ -158,27 +159,6 @@ def latest_row(report, now, parts=None):
             'topology_digest': digest}
 
 
-def dominant_node(record, topology, node_of_cpu=None):
-    """The NUMA node an instance mostly runs on (vCPUs, else memory).
-
-    ``node_of_cpu`` ({CPU id: node} of ``topology``) saves building it
-    again for each instance of a report.
-    """
-    if node_of_cpu is None:
-        node_of_cpu = _node_of_cpu(topology)
-    nodes = [node_of_cpu[cpu] for cpu in record.vcpu_cpus]
-    if nodes:
-        first = nodes[0]
-        if nodes.count(first) == len(nodes):
-            return first
-        votes = collections.Counter(nodes)
-        return min(votes, key=lambda n: (-votes[n], n))
-    if record.memory_mib_per_node:
-        memory = record.memory_mib_per_node
-        return min(memory, key=lambda n: (-memory[n], n))
-    return None
-
-
 #: instance_samples columns, in the order :func:`_sample_rows` fills them.
 _SAMPLE_COLUMNS = (
     'report_id', 'host', 'timestamp', 'uuid', 'image_id', 'vcpus',
@@ -186,20 +166,17 @@ _SAMPLE_COLUMNS = (
     'cpu_util', 'merlin_class')
 
 
-def _node_of_cpu(topology):
-    return {cpu.id: cpu.node for cpu in topology.cpus}
-
-
 def _sample_rows(report, report_id):
     topology = report.topology
-    node_of_cpu = _node_of_cpu(topology)
+    cpu_node = reportview.node_of_cpu(topology)
     host, ts = report.host, report.timestamp
     rows = []
     for rec in report.instances:
         m = rec.metrics
         rows.append((report_id, host, ts, rec.uuid, rec.image_id,
                      rec.vcpus, rec.memory_mib,
-                     dominant_node(rec, topology, node_of_cpu), m.mpki, m.mf, m.ipc,
+                     reportview.dominant_node(rec, topology, cpu_node),
+                     m.mpki, m.mf, m.ipc,
                      m.llc_misses_per_s, m.cpu_util, rec.merlin_class))
     return rows
 

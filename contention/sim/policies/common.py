@@ -10,7 +10,7 @@
 """
 
 from contention import classify
-from contention import quota
+from contention.swap import quota
 
 
 # Merlin's CPU rules live in the core, where our strategies use them too.
@@ -32,13 +32,6 @@ def node_mpki(view, host):
 def pressured_nodes(view, host, th=classify.DEFAULT_THRESHOLDS):
     return sorted(n for n, s in node_mpki(view, host).items()
                   if classify.node_needs_mc_ic_relief(s, th))
-
-
-def socket_of_node(view, host, node):
-    for socket in view.host(host).sockets:
-        if node in socket.nodes:
-            return socket.id
-    return None
 
 
 def update(view, uuid, **changes):

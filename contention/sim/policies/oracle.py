@@ -24,7 +24,7 @@ the restriction is stated, not hidden.
 may have that quota or more, in steps of one core up to its vCPUs
 (:func:`quota_options`): the raises Merlin's CPU-sensitivity trigger
 makes (section 3.5) and the swap strategies' quota phase
-(:mod:`contention.quota`) makes one audit at a time. The oracle chooses
+(:mod:`contention.swap.quota`) makes one audit at a time. The oracle chooses
 afresh every audit, so it may also take a raise back, which those never
 do: its options include theirs. Each socket composition's value is the
 best over its instances' quota options
@@ -113,7 +113,7 @@ def quota_options(quota, vcpus, movable=True):
     A capped instance (``quota`` below 1, the quota it started the run
     with) gets it or more, one core at a time, ``quota + k / vcpus``, up
     to 1 (Merlin section 3.5, "an additional local CPU";
-    :func:`contention.quota.one_more_core`). An uncapped or pinned (not
+    :func:`contention.swap.quota.one_more_core`). An uncapped or pinned (not
     movable) instance keeps its quota.
     """
     if not movable or quota >= 1.0 or vcpus < 1:

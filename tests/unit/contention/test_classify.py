@@ -153,11 +153,6 @@ class TestSensitivity(base.BaseTestCase):
         self.assertTrue(classify.cpu_sensitivity(
             0.6, classify.Thresholds(cpu_needs_more=0.5)))
 
-    def test_memory_sensitivity(self):
-        self.assertEqual(0.5, classify.memory_sensitivity(1024, 2048))
-        self.assertIsNone(classify.memory_sensitivity(None, 2048))
-        self.assertIsNone(classify.memory_sensitivity(10, 0))
-
     def test_resource_sensitivities(self):
         cases = {'low/low': set(), 'low/high': set(),
                  'high/low': {'cache'}, 'medium/low': {'cache'},

@@ -22,15 +22,28 @@ B = str(uuidlib.uuid4())
 class FakeNova:
     """Instances on hosts; live migrations that may be made to fail."""
 
-    def __init__(self, where, fail=()):
+    def __init__(self, where, fail=(), raises=(), stuck=()):
         self.where = dict(where)
         self.fail = set(fail)
+        #: (uuid, dest) whose migration raises a Nova error.
+        self.raises = set(raises)
+        #: (uuid, dest) whose migration still runs after Watcher's wait
+        #: (until aborted).
+        self.stuck = set(stuck)
+        self.running = {}
         self.calls = []
+        self.aborted = []
 
     def find_instance(self, uuid):
         if uuid not in self.where:
             raise exception.ComputeResourceNotFound(name=uuid)
-        return mock.Mock(host=self.where[uuid], status='ACTIVE')
+        return mock.Mock(host=self.where[uuid], status='ACTIVE',
+                         task_state=self.running.get(uuid))
+
+    def abort_live_migrate(self, instance_id, source, destination):
+        self.aborted.append(instance_id)
+        self.running.pop(instance_id, None)
+        return True
 
     def get_compute_node_by_hostname(self, host):
         if host == 'missing':
@@ -39,6 +52,11 @@ class FakeNova:
 
     def live_migrate_instance(self, instance_id, dest_hostname):
         self.calls.append((instance_id, dest_hostname))
+        if (instance_id, dest_hostname) in self.raises:
+            raise exception.NovaClientError(reason='boom')
+        if (instance_id, dest_hostname) in self.stuck:
+            self.running[instance_id] = 'migrating'
+            return False
         if (instance_id, dest_hostname) in self.fail:
             return False
         self.where[instance_id] = dest_hostname
@@ -99,7 +117,78 @@ class TestContentionSwap(base.TestCase):
         self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
         self.assertIn('leg two failed', str(exc))
         self.assertIn('undone', str(exc))
-        self.assertEqual([], action.moved)
+        # Both legs are recorded, failed: the cool-down holds them back.
+        self.assertEqual({(A, 'watcher:contention_swap:failed'),
+                          (B, 'watcher:contention_swap:failed')},
+                         {(m.uuid, m.origin) for m in action.moved})
+
+    def test_half_done_swap_is_recorded_and_reported(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1'), (A, 'h1')})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertIn('NOT undone: %s is on h2' % A, str(exc))
+        self.assertIn('recorded', str(exc))
+        self.assertEqual({(A, 'h2', 'watcher:contention_swap:half_done'),
+                          (B, 'h2', 'watcher:contention_swap:failed')},
+                         {(m.uuid, m.dest_host, m.origin)
+                          for m in action.moved})
+
+    def test_nova_error_is_a_failed_leg(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, raises={(A, 'h2')})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertIn('leg one failed: %s is on h1' % A, str(exc))
+        self.assertEqual([(A, 'h1', 'watcher:contention_swap:failed')],
+                         [(m.uuid, m.dest_host, m.origin)
+                          for m in action.moved])
+
+    def test_timed_out_migration_is_aborted(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, stuck={(A, 'h2')})
+        action = _swap(nova)
+        self.assertRaises(actions.ContentionActionFailed, action.execute)
+        self.assertEqual([A], nova.aborted)
+        self.assertEqual([(A, 'h2')], nova.calls)
+        self.assertEqual('h1', nova.where[A])
+
+    def test_a_failed_swap_is_recorded_in_the_store(self):
+        store = store_api.open_store('sqlite://')
+        store.upgrade()
+        nova = FakeNova({A: 'h1', B: 'h2'}, fail={(A, 'h2')})
+        action = _swap(nova)
+        action._store = lambda: mock.Mock(
+            record_moves=store.record_moves, dispose=lambda: None)
+        self.assertRaises(actions.ContentionActionFailed, action.execute)
+        self.assertEqual([(A, 'watcher:contention_swap:failed')],
+                         [(m.uuid, m.origin) for m in store.moves_since(0)])
+
+
+class TestContentionMigrate(base.TestCase):
+
+    def _migrate(self, nova):
+        action = actions.ContentionMigrate(utils.Struct(connection=None))
+        action.input_parameters = {'resource_id': A, 'source_node': 'h1',
+                                   'destination_node': 'h2',
+                                   'migration_type': 'live'}
+        action._nova = lambda: nova
+        return action
+
+    def test_one_way_move_is_recorded(self):
+        nova = FakeNova({A: 'h1'})
+        action = self._migrate(nova)
+        self.assertTrue(action.execute())
+        self.assertEqual('h2', nova.where[A])
+        self.assertEqual([(A, 'h1', 'h2', 'watcher:contention_migrate')],
+                         [(m.uuid, m.source_host, m.dest_host, m.origin)
+                          for m in action.moved])
+
+    def test_failure_is_recorded_too(self):
+        nova = FakeNova({A: 'h1'}, fail={(A, 'h2')})
+        action = self._migrate(nova)
+        self.assertRaises(actions.ContentionActionFailed, action.execute)
+        self.assertEqual(['watcher:contention_migrate:failed'],
+                         [m.origin for m in action.moved])
 
     def test_leg_one_failure_does_not_start_leg_two(self):
         nova = FakeNova({A: 'h1', B: 'h2'}, fail={(A, 'h2')})
@@ -217,6 +306,25 @@ class TestContentionRepin(base.TestCase):
             exc = self.assertRaises(actions.ContentionActionFailed,
                                     action.execute)
         self.assertIn('refused', str(exc))
+
+    def test_a_repin_and_a_quota_change_are_recorded(self):
+        store = store_api.open_store('sqlite://')
+        store.upgrade()
+        for cls, params, call, origin in (
+                (actions.ContentionRepin, {'node': 1}, 'repin',
+                 'watcher:contention_repin'),
+                (actions.ContentionCpuQuota, {'quota': 0.5},
+                 'set_cpu_quota', 'watcher:contention_cpu_quota')):
+            action = cls(utils.Struct(connection=None))
+            action.input_parameters = dict(params, resource_id=A,
+                                           host='h1')
+            action._store = lambda: mock.Mock(
+                record_moves=store.record_moves, dispose=lambda: None)
+            with mock.patch.object(actions, call, return_value='ok'):
+                self.assertTrue(action.execute())
+            self.assertEqual((A, 'h1', 'h1', origin), [
+                (m.uuid, m.source_host, m.dest_host, m.origin)
+                for m in store.moves_since(0)][-1])
 
 
 class TestContentionCpuQuota(base.TestCase):

@@ -356,13 +356,13 @@ class TestModelCheck(_StrategyTest):
         self.mix_model = tiny_model_file(self)
         model, store = self.two_hosts()
         seen = []
-        real = strategies.NumaAwareSwap.algorithm
+        real = swap.run_audit
 
-        def algorithm(view, params, hurt=(), **kwargs):
-            seen.append(kwargs)
-            return real(view, params, hurt=hurt, **kwargs)
-        self.useFixture(fixtures.MockPatchObject(
-            strategies.NumaAwareSwap, 'algorithm', staticmethod(algorithm)))
+        def run_audit(view, params, move_log, algorithm, mix_values=None):
+            seen.append({'mix_values': mix_values})
+            return real(view, params, move_log, algorithm, mix_values)
+        self.useFixture(fixtures.MockPatchObject(swap, 'run_audit',
+                                                 run_audit))
         solution = self.run_strategy(model, store)
         for action in solution.actions:
             self.assertIn(action['action_type'],
@@ -482,5 +482,6 @@ class TestShippedScenarios(_StrategyTest):
                     for action in solution.actions:
                         self.assertIn(action['action_type'],
                                       ('contention_swap', 'contention_repin',
-                                       'contention_cpu_quota', 'migrate'),
+                                       'contention_cpu_quota',
+                                       'contention_migrate'),
                                       name)

@@ -7,6 +7,7 @@ import stevedore
 import testtools
 
 from contention import cluster
+from contention import swap
 from contention.perfmodel import mixes
 from contention.perfmodel import train
 from contention import policy
@@ -50,7 +51,7 @@ class TestSwapPolicies(testtools.TestCase):
             self.assertTrue(plan.actions, selection)
             after = view
             for action in plan.actions:
-                after = cluster.apply_action(after, action)
+                after = swap.apply(after, [action])
             self.assertLess(plan.indicators['spread_after'],
                             plan.indicators['spread_before'])
 
@@ -72,7 +73,7 @@ class TestSwapPolicies(testtools.TestCase):
         self.assertTrue(first.actions)
         after = _view(co_class='low/low')
         for action in first.actions:
-            after = cluster.apply_action(after, action)
+            after = swap.apply(after, [action])
         # c0's co-runner class worsens after the move.
         worse = cluster.ClusterView(
             after.hosts,
@@ -118,16 +119,16 @@ class TestSwapPolicies(testtools.TestCase):
 class TestModelCheckPolicy(testtools.TestCase):
 
     def _spy(self, cls):
-        """The mix_values each audit of ``cls`` passes its algorithm."""
+        """The mix_values each audit of ``cls`` passes the core."""
         seen = []
-        real_algorithm = cls.algorithm
+        real_mix_values = cls.mix_values
 
-        def algorithm(view, params, hurt=(), mix_values=None):
-            seen.append(mix_values)
-            return real_algorithm(view, params, hurt=hurt,
-                                  mix_values=mix_values)
-        self.useFixture(fixtures.MockPatchObject(cls, 'algorithm',
-                                                 staticmethod(algorithm)))
+        def mix_values(policy, view):
+            values = real_mix_values(policy, view)
+            seen.append(values)
+            return values
+        self.useFixture(fixtures.MockPatchObject(cls, 'mix_values',
+                                                 mix_values))
         return seen
 
     def test_scenario_model_checks_every_audit(self):

@@ -385,16 +385,6 @@ class TestFileStore(base.BaseTestCase):
         second.dispose()
 
 
-class TestHelpers(base.BaseTestCase):
-
-    def test_dominant_node_prefers_vcpus_then_memory(self):
-        topo = reports.small_topology('a')
-        rec = reports.instance('u', vcpu_cpus=(0, 4, 5))
-        self.assertEqual(1, api.dominant_node(rec, topo))
-        rec = reports.instance('u', vcpu_cpus=())
-        self.assertEqual(0, api.dominant_node(rec, topo))
-
-
 class TestNodeLevelView(StoreTestCase):
     """latest_reports(with_instances=False): what the weigher reads."""
 

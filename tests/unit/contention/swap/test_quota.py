@@ -1,10 +1,10 @@
-"""The quota phase (Merlin's cheapest reconfiguration, contention.quota)."""
+"""The quota phase (Merlin's cheapest reconfiguration, contention.swap.quota)."""
 
 import testtools
 
 from contention import cluster
-from contention import quota
 from contention import swap
+from contention.swap import quota
 from tests.unit.contention.swap import views as v
 
 

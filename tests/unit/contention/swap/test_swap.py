@@ -4,9 +4,13 @@ import dataclasses
 
 import testtools
 
-from contention import arbitration
 from contention import cluster
 from contention import swap
+from contention.swap import arbitration
+from contention.swap import balance
+from contention.swap import feasibility
+from contention.swap import local
+from contention.swap import state as state_mod
 from tests.unit.contention.swap import views as v
 
 M = 1e6
@@ -29,9 +33,7 @@ def _moved(plan):
 
 
 def _apply(view, plan):
-    for action in plan.actions:
-        view = cluster.apply_action(view, action)
-    return view
+    return swap.apply(view, plan.actions)
 
 
 class TestDeal(testtools.TestCase):
@@ -40,13 +42,13 @@ class TestDeal(testtools.TestCase):
         # Ahn section 3 / Zhuravlev: largest to 1st, 2nd largest to 2nd,
         # then smallest to 1st, 2nd smallest to 2nd, and so on.
         vms = [v.vm('m%d' % m, 'h', m) for m in (10, 8, 6, 4, 2, 1)]
-        groups = swap.deal(vms, 2)
+        groups = local.deal(vms, 2)
         self.assertEqual([['m10', 'm1', 'm6'], ['m8', 'm2', 'm4']],
                          [[i.uuid for i in g] for g in groups])
 
     def test_three_groups_and_fewer_vms_than_groups(self):
         vms = [v.vm('m%d' % m, 'h', m) for m in (5, 3)]
-        groups = swap.deal(vms, 3)
+        groups = local.deal(vms, 3)
         self.assertEqual([['m5'], ['m3'], []],
                          [[i.uuid for i in g] for g in groups])
 
@@ -57,7 +59,7 @@ class TestLocalPhase(testtools.TestCase):
         view = v.view([v.host('a')],
                       [v.vm('x%d' % m, 'a', m * M, socket=0)
                        for m in (10, 8, 6, 4)])
-        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        actions, _ = local.local_phase(view, swap.SwapParameters())
         self.assertTrue(actions)
         self.assertTrue(all(isinstance(a, cluster.Repin) for a in actions))
         after = _apply(view, cluster.Plan(actions=tuple(actions)))
@@ -69,7 +71,7 @@ class TestLocalPhase(testtools.TestCase):
         view = v.view([v.host('a')],
                       [v.vm('x1', 'a', 10 * M, socket=0),
                        v.vm('x2', 'a', 10 * M, socket=1)])
-        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        actions, _ = local.local_phase(view, swap.SwapParameters())
         self.assertEqual([], actions)
 
     def test_keeps_labels_to_minimise_repins(self):
@@ -80,7 +82,7 @@ class TestLocalPhase(testtools.TestCase):
                        v.vm('x1', 'a', 1 * M, socket=1),
                        v.vm('x8', 'a', 8 * M, socket=1),
                        v.vm('x2', 'a', 2 * M, socket=0)])
-        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        actions, _ = local.local_phase(view, swap.SwapParameters())
         # mf 0.3 (medium): its memory moves with its vCPUs.
         self.assertEqual([cluster.Repin('x8', 'a', 0, move_memory=True)],
                          actions)
@@ -92,11 +94,11 @@ class TestLocalPhase(testtools.TestCase):
                       [v.vm('x%d' % m, 'a', m * M, socket=s,
                             memory_mib=65536)
                        for m, s in ((4, 0), (3, 0), (2, 1), (1, 1))])
-        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        actions, skipped = local.local_phase(view, swap.SwapParameters())
         self.assertEqual([], actions)
         self.assertEqual('not_worth_it', skipped[0].reason.split(':')[0])
         cheap = swap.SwapParameters(migration_cost_per_gib=0)
-        self.assertTrue(swap.local_phase(view, cheap)[0])
+        self.assertTrue(local.local_phase(view, cheap)[0])
 
     def test_memory_stays_only_for_low_mf_instances(self):
         # Merlin: a low-MF instance barely reaches DRAM, so a remote vCPU
@@ -107,12 +109,12 @@ class TestLocalPhase(testtools.TestCase):
                        v.vm('high', 'a', 9 * M, socket=0, mf=0.8),
                        v.vm('unknown', 'a', 2 * M, socket=0, mf=None),
                        v.vm('stay', 'a', 1 * M, socket=0)])
-        actions, _ = swap.local_phase(view, swap.SwapParameters())
+        actions, _ = local.local_phase(view, swap.SwapParameters())
         moved = {a.instance: a.move_memory for a in actions}
         self.assertTrue(moved)
         for uuid, move_memory in moved.items():
             self.assertEqual(uuid != 'low', move_memory, uuid)
-        actions, _ = swap.local_phase(
+        actions, _ = local.local_phase(
             view, swap.SwapParameters(local_memory_mf=0.0))
         self.assertTrue(all(a.move_memory for a in actions))
 
@@ -120,7 +122,7 @@ class TestLocalPhase(testtools.TestCase):
         view = v.view([v.host('a')],
                       [v.vm('n1', 'a', 10 * M, has_numa_topology=True),
                        v.vm('x1', 'a', 6 * M), v.vm('x2', 'a', 5 * M)])
-        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        actions, skipped = local.local_phase(view, swap.SwapParameters())
         self.assertNotIn('n1', [a.instance for a in actions])
         self.assertIn(cluster.Skipped('n1', 'pinned: NUMA topology'),
                       skipped)
@@ -129,7 +131,7 @@ class TestLocalPhase(testtools.TestCase):
         view = v.view([v.host('a', cpus=2)],
                       [v.vm('x%d' % m, 'a', m * M, socket=0, vcpus=4)
                        for m in (10, 8, 6, 4)])
-        actions, skipped = swap.local_phase(view, swap.SwapParameters())
+        actions, skipped = local.local_phase(view, swap.SwapParameters())
         self.assertEqual([], actions)
         self.assertEqual('local_capacity', skipped[0].reason.split(':')[0])
 
@@ -330,9 +332,9 @@ class TestCpuOversubscription(testtools.TestCase):
 
     def test_one_way_move_onto_busy_cpus_is_refused(self):
         view = self._full_hosts()
-        state = swap._State(view, swap.HOST)
+        state = swap.State(view, swap.HOST)
         leg = cluster.Migrate('h0', 'hot', 'cold', 0)
-        self.assertTrue(swap._oversubscribes(state, (leg,)))
+        self.assertTrue(feasibility.oversubscribes(state, (leg,)))
         # The trial move is undone.
         self.assertEqual('hot', state.inst['h0'].host)
         self.assertEqual(4.0, state.used['cold'][0])
@@ -350,9 +352,9 @@ class TestCpuOversubscription(testtools.TestCase):
         idle = [i for i in view.instances if i.host == 'hot'] + [
             v.vm('c0', 'cold', 1 * M, socket=0, vcpus=1)]
         view = v.view(view.hosts, idle)
-        state = swap._State(view, swap.HOST)
+        state = swap.State(view, swap.HOST)
         leg = cluster.Migrate('h0', 'hot', 'cold', 1)
-        self.assertFalse(swap._oversubscribes(state, (leg,)))
+        self.assertFalse(feasibility.oversubscribes(state, (leg,)))
 
 
 class TestSensitivityCost(testtools.TestCase):
@@ -415,7 +417,7 @@ class TestRepercussion(testtools.TestCase):
                             merlin_class='high/high'),
                        v.vm('fine', 'b', 2 * M, socket=0,
                             merlin_class='low/low')])
-        moves = [arbitration.Move('moved', 'a', 'b', 9000.0)]
+        moves = [swap.Move('moved', 'a', 'b', 9000.0)]
         before = {'co': 'medium/medium', 'other-socket': 'low/low',
                   'fine': 'medium/low'}
         hurt = arbitration.hurt_corunners(view, moves, before)
@@ -544,7 +546,7 @@ class TestGivingUp(testtools.TestCase):
         plan = swap.cache_aware(v.view(hosts, vms), swap.SwapParameters(
             local_phase=False, max_swaps=1, threshold=1 * M))
         self.assertEqual((), plan.actions)
-        limit = swap.MAX_FAILED_SOURCES_PER_SWAP
+        limit = balance.MAX_FAILED_SOURCES_PER_SWAP
         self.assertEqual('stopped after %d units without an acceptable '
                          'move (see skipped)' % limit, plan.reason)
         self.assertEqual(limit, sum(1 for s in plan.skipped
@@ -554,7 +556,7 @@ class TestGivingUp(testtools.TestCase):
         import dataclasses
         inst = v.vm('x', 'a', 1 * M, last_moved_at=5.0)
         self.assertEqual(dataclasses.replace(inst, host='b', socket=1),
-                         swap._replace(inst, host='b', socket=1))
+                         state_mod.replace_instance(inst, host='b', socket=1))
         self.assertEqual('a', inst.host)
 
 
@@ -577,10 +579,10 @@ class TestNumaRepair(testtools.TestCase):
                             memory_node=0, **kwargs)])
 
     def _memory_local(self, view, plan):
-        after = swap._State(view, swap.SOCKET)
+        after = swap.State(view, swap.SOCKET)
         for action in plan.actions:
             after.apply(action)
-        return {u: after._memory_socket(i) == i.socket
+        return {u: after.memory_socket(i) == i.socket
                 for u, i in after.inst.items()}
 
     def test_full_sockets_exchange_vcpus_and_move_no_memory(self):
@@ -685,7 +687,7 @@ class TestPredictedContention(testtools.TestCase):
                        v.vm('h1', 'a', 20 * M, socket=0, mf=0.1),
                        v.vm('s0', 'a', 6 * M, socket=1, mf=0.9),
                        v.vm('s1', 'a', 6 * M, socket=1, mf=0.9)])
-        actions, skipped = swap.local_phase(
+        actions, skipped = local.local_phase(
             view, swap.SwapParameters(migration_cost_per_gib=0))
         self.assertEqual([], actions)
         self.assertEqual('no_predicted_gain',
@@ -694,7 +696,7 @@ class TestPredictedContention(testtools.TestCase):
         view = dataclasses.replace(view, instances=tuple(
             dataclasses.replace(i, mf=0.1) if i.uuid.startswith('s')
             else dataclasses.replace(i, mf=0.9) for i in view.instances))
-        actions, _ = swap.local_phase(
+        actions, _ = local.local_phase(
             view, swap.SwapParameters(migration_cost_per_gib=0))
         self.assertEqual(2, len(actions))
 

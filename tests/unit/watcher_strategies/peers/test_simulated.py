@@ -9,6 +9,7 @@ from watcher.decision_engine.strategy.strategies import \
     workload_stabilization
 
 from contention import cluster
+from contention import swap
 from watcher_strategies.peers import datasource as simulated
 
 
@@ -73,7 +74,7 @@ class TestPeerStrategies(base.BaseTestCase):
         plan = simulated.plan_from_solution(solution, view)
         after = view
         for action in plan.actions:
-            after = cluster.apply_action(after, action)
+            after = swap.apply(after, [action])
         self.assertLess(len(after.instances_on('host0')),
                         len(view.instances_on('host0')))
 

@@ -112,16 +112,6 @@ def choose(candidates, selection=SENSITIVITY_COST, tolerance=0.1):
 
 
 @dataclasses.dataclass(frozen=True)
-class Move:
-    """A move made by an earlier plan, as the store remembers it."""
-
-    uuid: str
-    source_host: str
-    dest_host: str
-    moved_at: float
-
-
-@dataclasses.dataclass(frozen=True)
 class Hurt:
     """A co-runner that moved to a worse Merlin state after a move."""
 
@@ -136,8 +126,8 @@ class Hurt:
 def hurt_corunners(view, moves, classes_before):
     """Merlin's repercussion check (section 3.5, Figure 4).
 
-    ``moves`` are the previous plan's moves (:class:`Move` or anything
-    with the same attributes); ``classes_before`` maps an instance uuid to
+    ``moves`` are past moves (:class:`contention.swap.movelog.Move`);
+    ``classes_before`` maps an instance uuid to
     its Merlin class just before the move. A co-runner is an instance now
     on the moved VM's destination host (and socket, when both are known)
     other than the moved VMs themselves; it is hurt when its class moved

@@ -72,7 +72,7 @@ def needs_cpu(inst, th=classify.DEFAULT_THRESHOLDS):
     q = quota(inst)
     if inst.cpu_util is None or q >= 1.0 or not inst.movable:
         return False
-    return inst.cpu_util / q > th.cpu_needs_more
+    return classify.cpu_sensitivity(inst.cpu_util / q, th)
 
 
 def one_more_core(inst):
@@ -93,6 +93,21 @@ def mc_ic_sensitive(inst, th=classify.DEFAULT_THRESHOLDS):
     """
     return (inst.mf is not None and inst.mpki is not None
             and inst.mf > th.mf_high and inst.mpki > th.mpki_high)
+
+
+def phase(state, params):
+    """``(actions, skipped)``: :func:`quota_phase` as the audit's last phase.
+
+    Run on the state the moves leave (a raise is judged beside the
+    co-runners the instance will have), the raises applied to it.
+    """
+    if not params.cpu_quota:
+        return [], []
+    skipped = []
+    actions = quota_phase(state.final_view(), skipped)
+    for action in actions:
+        state.apply(action)
+    return actions, skipped
 
 
 def quota_phase(view, skipped=None, th=classify.DEFAULT_THRESHOLDS):

@@ -1,0 +1,275 @@
+"""Whether a move may run: capacity, CPU oversubscription, worth.
+
+Beyond Ahn et al.'s papers, a step must fit: each leg's destination must
+have the free vCPUs, RAM and disk in the order the legs run (with both
+instances on the first destination in between), an instance with a NUMA
+topology must fit one NUMA cell there, and no host or socket may end with
+more vCPUs than CPUs where it had not. And it must pay: its predicted
+drop of contention must exceed its cost by a margin (:func:`worth_it`),
+and, with a model, the model must predict the sockets it touches to
+perform better (:func:`mix_gain`). Every function leaves the state as it
+found it.
+"""
+
+import math
+
+from contention import cluster
+from contention.swap import arbitration
+from contention.swap import measure
+from contention.swap import state as state_mod
+
+
+def dedicated(inst):
+    return inst.cpu_policy == 'dedicated'
+
+
+def numa_bound(inst):
+    return inst.has_numa_topology or dedicated(inst)
+
+
+def fits_cell(state, inst, host_name, socket):
+    cpus, mem = state.cell_free(host_name, socket, dedicated(inst))
+    return cpus >= inst.vcpus and mem >= inst.memory_mib
+
+
+def landing(state, inst, host_name, wanted_socket, exact_socket):
+    """(fits, socket) for ``inst`` arriving on ``host_name`` now.
+
+    Host free vCPUs/RAM/disk first; then, for an instance with a NUMA
+    topology, a cell that holds it (the wanted one first); with
+    ``exact_socket`` (NUMA-aware moves) the wanted socket must hold it.
+    """
+    if inst.host != host_name:
+        cpus, mem, disk = state.free(host_name)
+        if (cpus < inst.vcpus or mem < inst.memory_mib
+                or disk < inst.disk_gb):
+            return False, None
+    if exact_socket:
+        if numa_bound(inst) or wanted_socket is not None:
+            cpus, mem = state.cell_free(host_name, wanted_socket,
+                                        dedicated(inst))
+            if mem < inst.memory_mib or (
+                    numa_bound(inst) and cpus < inst.vcpus):
+                return False, None
+        return True, wanted_socket
+    if not numa_bound(inst):
+        return True, wanted_socket
+    sockets = [s.id for s in state.hosts[host_name].sockets]
+    if wanted_socket in sockets:
+        sockets.remove(wanted_socket)
+        sockets.insert(0, wanted_socket)
+    for socket in sockets:
+        if fits_cell(state, inst, host_name, socket):
+            return True, socket
+    return False, None
+
+
+def plan_legs(state, cand, src, dst, exact_socket):
+    """The swap as ordered actions, or None if no leg order fits."""
+    out, back = cand.out, cand.back
+    dst_host = dst if state.unit == state_mod.HOST else dst[0]
+    src_host = src if state.unit == state_mod.HOST else src[0]
+    if state.unit == state_mod.HOST:
+        out_socket = back.socket if back is not None else None
+        back_socket = out.socket
+    else:
+        out_socket, back_socket = dst[1], src[1]
+    if back is None:
+        ok, socket = landing(state, out, dst_host, out_socket,
+                             exact_socket)
+        if not ok:
+            return None
+        return (make_leg(out, dst_host, socket),)
+    orders = ((out, dst_host, out_socket, back, src_host, back_socket),
+              (back, src_host, back_socket, out, dst_host, out_socket))
+    for first, h1, s1, second, h2, s2 in orders:
+        ok, socket1 = landing(state, first, h1, s1, exact_socket)
+        if not ok:
+            continue
+        # The transient state: the first leg has landed.
+        state.move(first.uuid, h1, socket1)
+        try:
+            ok, socket2 = landing(state, second, h2, s2, exact_socket)
+        finally:
+            state.restore(first)
+        if ok:
+            return (make_leg(first, h1, socket1),
+                    make_leg(second, h2, socket2))
+    return None
+
+
+def cpu_pressure(state, host_name, socket):
+    """vCPUs over physical CPUs of a host, and of one of its sockets."""
+    host = state.hosts[host_name]
+    over_host = state.used[host_name][0] - host.vcpus_total
+    sock = next((s for s in host.sockets if s.id == socket), None)
+    over_socket = (state.cell_used[(host_name, socket)][0] - sock.cpus
+                   if sock is not None else float('-inf'))
+    return over_host, over_socket
+
+
+def oversubscribes(state, legs):
+    """Whether the move leaves more vCPUs than CPUs where there were not.
+
+    Allocation ratios let Nova put more vCPUs on a host than it has CPUs,
+    and the capacity checks allow that, but the vCPUs then share CPU time:
+    every instance there slows down (Merlin's CPU sensitivity, section
+    3.1), which no LLC balance repays. Ahn et al.'s swaps keep each host's
+    instance count; a one-way move, or a swap of unequal instances, must
+    not push a host or a socket past its CPUs, or further past them.
+    """
+    places = {(leg.dest_host if isinstance(leg, cluster.Migrate)
+               else leg.host, leg.dest_socket) for leg in legs}
+    before = {place: cpu_pressure(state, *place) for place in places}
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        for place, (host_before, socket_before) in before.items():
+            host_after, socket_after = cpu_pressure(state, *place)
+            if (host_after > max(0.0, host_before)
+                    or socket_after > max(0.0, socket_before)):
+                return True
+        return False
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+
+
+def pressure_gain(state, legs):
+    """Predicted contention removed by running ``legs`` (may be < 0).
+
+    :func:`measure.pressure` over the sockets the legs leave and reach, before and
+    after, on the state's indexes (the legs are undone before returning).
+    """
+    keys = touched(state, legs)
+    before = state.pressure(keys)
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        return before - state.pressure(keys)
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+
+
+def make_leg(inst, host, socket):
+    if inst.host == host:
+        return cluster.Repin(inst.uuid, host, socket, move_memory=True)
+    return cluster.Migrate(inst.uuid, inst.host, host, socket)
+
+
+def as_action(legs):
+    if len(legs) == 2 and all(isinstance(x, cluster.Migrate) for x in legs):
+        return (cluster.Swap(legs[0], legs[1]),)
+    return tuple(legs)
+
+
+def may_move(state, inst, params, skipped, seen):
+    """Whether ``inst`` may be a victim; records why not once."""
+    reason = None
+    if not inst.movable:
+        reason = 'not_movable: %s' % (inst.skip_reason or 'excluded')
+    elif inst.llc_misses_per_s is None:
+        reason = 'no_telemetry: no LLC-miss rate'
+    elif arbitration.in_cooldown(inst, state.now, params.cooldown_s):
+        if inst.last_moved_at == state.now:
+            return False  # moved earlier in this plan: not a skip
+        reason = ('cooldown: moved %.0f s ago, cooldown is %.0f s'
+                  % (state.now - inst.last_moved_at, params.cooldown_s))
+    elif state.unit == state_mod.SOCKET and inst.socket is None:
+        reason = 'socket_unknown: vCPUs not on one socket'
+    if reason is None:
+        return True
+    if inst.uuid not in seen:
+        seen.add(inst.uuid)
+        skipped.append(cluster.Skipped(inst.uuid, reason))
+    return False
+
+
+def touched(state, legs):
+    """The (host, socket) keys ``legs`` leave and reach."""
+    keys = set()
+    for leg in legs:
+        inst = state.inst[leg.instance]
+        keys.add((inst.host, inst.socket))
+        keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
+                  else leg.host, leg.dest_socket))
+    return keys
+
+
+def worth_it(state, legs, cost, params):
+    """Whether ``legs`` lower the predicted contention enough to be run.
+
+    The drop (:func:`pressure_gain`) must exceed the move's cost plus
+    ``min_predicted_gain`` of the predicted contention on the sockets it
+    touches. The margin is for the estimate's error: it is computed from
+    counters measured in the current mix, and a cache-sensitive
+    instance's Memory Factor is low while its cache is its own and high
+    beside a heavy co-runner (Merlin section 3.4, its Figure 3
+    transitions), so a small predicted drop is within what the next
+    measurement may contradict.
+    """
+    gain = pressure_gain(state, legs)
+    if gain - cost <= params.min_predicted_gain * state.pressure(
+            touched(state, legs)):
+        return False
+    return state.mix_values is None or mix_gain(state, legs) > 0
+
+
+def mixes_of(state, keys):
+    """[(mix, socket CPUs)] of the sockets ``keys``, or None.
+
+    None when a socket is unknown or holds a class the model has no
+    profile for.
+    """
+    values = state.mix_values
+    found = []
+    for host_name, socket in keys:
+        if socket is None:
+            return None
+        mix = measure.unit_mix(state, (host_name, socket))
+        if not all(values.knows(k) for k, _ in mix):
+            return None
+        found.append((mix, state.socket_cpus(host_name, socket)))
+    return found
+
+
+def mix_gain(state, legs):
+    """The model check: predicted performance gained by ``legs``.
+
+    The sockets the legs leave and reach, valued whole by the placement
+    model (:class:`contention.perfmodel.mixes.MixValues`) before and
+    after. Counters say how much an instance misses the cache, not how
+    much a co-runner slows it; the pressure estimate weighs every pair
+    alike, so a swap it favours can put the cache-sensitive instances of
+    a mix together (ahn-wl2) or spread streaming ones where pairing them
+    beside insensitive ones is faster (ahn-wl4). A model trained on
+    landings beside several co-runners, copies of one workload among
+    them, orders such mixes as their performance does. A move touching a
+    socket whose classes it cannot value passes (the check has nothing to
+    say).
+    """
+    keys = touched(state, legs)
+    before = mixes_of(state, keys)
+    originals = [state.inst[leg.instance] for leg in legs]
+    for leg in legs:
+        state.apply(leg)
+    try:
+        after = mixes_of(state, keys)
+    finally:
+        for inst in reversed(originals):
+            state.restore(inst)
+    if before is None or after is None:
+        return math.inf
+    values = state.mix_values
+    if values.unsure(before + after):
+        return math.inf         # the model abstains: nothing to say
+    return (sum(values.value(m, c) for m, c in after)
+            - sum(values.value(m, c) for m, c in before))
+
+
+def memory_follows(inst, params):
+    """Whether a local re-pin moves the instance's memory (SwapParameters)."""
+    return inst.mf is None or inst.mf >= params.local_memory_mf

@@ -1,0 +1,116 @@
+"""What the audit measures: LLC-miss loads, their spread, predicted pain.
+
+Ahn et al. balance the LLC misses per unit (host or socket); Merlin
+arbitrates by who suffers from them. These are the quantities both read,
+over a view's instances, with no state of their own.
+"""
+
+import math
+
+from contention.perfmodel import mixes
+
+
+def misses(instance):
+    return instance.llc_misses_per_s or 0.0
+
+
+def spread(loads):
+    """Coefficient of variation (population std / mean); 0 if no load."""
+    loads = list(loads)
+    if not loads:
+        return 0.0
+    mean = sum(loads) / len(loads)
+    if mean <= 0:
+        return 0.0
+    var = sum((x - mean) ** 2 for x in loads) / len(loads)
+    return math.sqrt(var) / mean
+
+
+def socket_loads(view):
+    """{(host, socket): LLC misses/s} over the enabled hosts' sockets.
+
+    Instances with no known socket count evenly towards every socket of
+    their host.
+    """
+    loads = {}
+    enabled = {}
+    for host in view.hosts:
+        if host.enabled:
+            enabled[host.name] = host
+            for sock in host.sockets:
+                loads[(host.name, sock.id)] = 0.0
+    for inst in view.instances:
+        contribute(loads, enabled, inst, 1.0)
+    return loads
+
+
+def contribute(loads, enabled, inst, sign):
+    """Add (``sign`` 1) or remove (-1) ``inst``'s misses to ``loads``."""
+    host = enabled.get(inst.host)
+    if host is None or not host.sockets:
+        return
+    if inst.socket is not None and (inst.host, inst.socket) in loads:
+        loads[(inst.host, inst.socket)] += sign * misses(inst)
+    else:
+        share = sign * misses(inst) / len(host.sockets)
+        for sock in host.sockets:
+            loads[(host.name, sock.id)] += share
+
+
+def sensitivity(instance):
+    """How much an instance suffers from its co-runners' LLC misses.
+
+    Merlin's Memory Factor (section 3.2: the share of its cache accesses
+    that miss the LLC and reach memory, so compete for the LLC, the memory
+    controller and the interconnect); an unknown MF counts as 1, the
+    cautious value, as in :func:`arbitration.preference_key`.
+    """
+    return 1.0 if instance.mf is None else max(0.0, instance.mf)
+
+
+def pressure(instances):
+    """Predicted contention among instances sharing one socket.
+
+    Sum over each instance of its sensitivity (:func:`sensitivity`) times
+    the LLC misses/s of its co-runners: Zhuravlev et al.'s pain model
+    (sensitivity x intensity, Ahn et al.'s reference [9], the source of
+    their dealing method) with Merlin's MF as the sensitivity. Ahn et
+    al.'s even spread of misses ignores who suffers from them; this is
+    what lets a move be judged by whom it hurts (Merlin section 3.4,
+    "the least hurt to all applications affected"). In LLC misses/s, the
+    unit of the migration cost.
+    """
+    instances = [i for i in instances if i.llc_misses_per_s is not None]
+    load = sum(misses(i) for i in instances)
+    return sum(sensitivity(i) * (load - misses(i)) for i in instances)
+
+
+def alike(a, b):
+    """Whether two instances run the same image in the same flavor.
+
+    Swapping them leaves every unit with the same mix of workloads, so
+    it cannot gain anything, whatever their counters say this period
+    (a Memory Factor measured beside a heavy co-runner is higher than the
+    same workload's elsewhere); it only costs.
+    """
+    return (a.image_id is not None and a.image_id == b.image_id
+            and a.flavor == b.flavor and a.vcpus == b.vcpus
+            and a.memory_mib == b.memory_mib)
+
+
+def mix_class(inst):
+    """The class of interchangeable instances ``inst`` belongs to.
+
+    Same image, flavor, vCPUs and memory (:func:`alike`); an instance
+    without an image is a class of its own.
+    """
+    if inst.image_id is None:
+        return ('instance', inst.uuid)
+    return (inst.image_id, inst.flavor, inst.vcpus, inst.memory_mib)
+
+
+def unit_mix(state, key):
+    """The mix (:func:`contention.perfmodel.mixes.mix_of`) of a socket."""
+    host_name, socket = key
+    return mixes.mix_of(mix_class(i) for i in state.on_host[host_name].values()
+                        if i.socket == socket)

@@ -1,0 +1,149 @@
+"""What moved when: the audit's memory between runs.
+
+The cool-down (an instance moved less than ``cooldown`` seconds ago stays
+where it is) and Merlin's repercussion check (section 3.5: the co-runners
+of a moved instance are watched, and one whose class got worse has its
+unit arbitrated first) both read past moves. Every move is recorded,
+whoever ran it and however it ended: a live migration (one-way or a leg
+of a swap), a re-pin, a CPU quota change, and a swap leg that failed or
+was left half done (the instance may have moved, so it is held back as
+if it had). ``origin`` says which (``<runner>:<action>[:<outcome>]``).
+
+A :class:`MoveLog` is what the audit is given: :class:`InMemoryMoveLog`
+in the simulator, :class:`StoreMoveLog` (the telemetry store's moves and
+instance history) in Watcher.
+"""
+
+import abc
+import bisect
+import dataclasses
+
+from contention import cluster
+from contention.store import api as store_api
+
+#: Outcome suffixes of ``Move.origin`` for moves that did not end as
+#: planned.
+FAILED = 'failed'
+HALF_DONE = 'half_done'
+
+
+@dataclasses.dataclass(frozen=True)
+class Move:
+    """An instance moved (or a move attempted) at ``moved_at``.
+
+    A re-pin and a quota change have ``dest_host == source_host``.
+    """
+
+    uuid: str
+    source_host: str
+    dest_host: str
+    moved_at: float
+    origin: str = 'audit'
+
+
+class MoveLog(abc.ABC):
+    """Past moves, and the co-runners' Merlin classes before them."""
+
+    @abc.abstractmethod
+    def moves_since(self, t):
+        """Moves at or after ``t``, oldest first."""
+
+    @abc.abstractmethod
+    def class_before(self, uuid, t, since):
+        """``uuid``'s Merlin class last seen in ``[since, t]``, or None."""
+
+    @abc.abstractmethod
+    def record(self, moves, classes=None):
+        """Remember ``moves``.
+
+        ``classes`` ({uuid: Merlin class}) as seen just before them, where
+        the log has no telemetry of its own.
+        """
+
+
+class InMemoryMoveLog(MoveLog):
+    """A move log in memory (the simulator's policies)."""
+
+    def __init__(self):
+        self.moves = []
+        #: [(time, {uuid: class})], oldest first.
+        self._classes = []
+
+    def moves_since(self, t):
+        return [m for m in self.moves if m.moved_at >= t]
+
+    def class_before(self, uuid, t, since):
+        times = [when for when, _ in self._classes]
+        for index in range(bisect.bisect_right(times, t) - 1, -1, -1):
+            when, classes = self._classes[index]
+            if when < since:
+                break
+            if classes.get(uuid) is not None:
+                return classes[uuid]
+        return None
+
+    def record(self, moves, classes=None):
+        moves = list(moves)
+        self.moves.extend(moves)
+        self.moves.sort(key=lambda m: m.moved_at)
+        if classes and moves:
+            when = min(m.moved_at for m in moves)
+            self._classes.append((when, dict(classes)))
+            self._classes.sort(key=lambda entry: entry[0])
+
+
+class StoreMoveLog(MoveLog):
+    """The telemetry store's moves and instance history (Watcher).
+
+    The store keeps the classes the agents measured, so ``record`` needs
+    no classes.
+    """
+
+    def __init__(self, store):
+        self.store = store
+
+    def moves_since(self, t):
+        return [Move(m.uuid, m.source_host, m.dest_host, m.moved_at,
+                     m.origin) for m in self.store.moves_since(t)]
+
+    def class_before(self, uuid, t, since):
+        before = [s for s in self.store.instance_history(uuid, since=since)
+                  if s.timestamp <= t and s.merlin_class]
+        return before[-1].merlin_class if before else None
+
+    def record(self, moves, classes=None):
+        moves = list(moves)
+        if moves:
+            self.store.record_moves([
+                store_api.MoveRecord(m.uuid, m.source_host, m.dest_host,
+                                     m.moved_at, m.origin) for m in moves])
+
+
+def moves_of(actions, now, origin, hosts=None):
+    """The :class:`Move` s ``actions`` (a plan's, all run) make.
+
+    ``hosts`` ({uuid: host}) gives a quota change's host when the action
+    does not say it.
+    """
+    moves = []
+    for action in actions:
+        legs = ((action.first, action.second)
+                if isinstance(action, cluster.Swap) else (action,))
+        for leg in legs:
+            if isinstance(leg, cluster.Migrate):
+                moves.append(Move(leg.instance, leg.source_host,
+                                  leg.dest_host, now, origin))
+            elif isinstance(leg, (cluster.Repin, cluster.CpuQuota)):
+                host = leg.host or (hosts or {}).get(leg.instance)
+                moves.append(Move(leg.instance, host, host, now, origin))
+    return moves
+
+
+def last_moved(move_log, now, cooldown_s):
+    """{uuid: last moved_at} over the cool-down window (empty if 0)."""
+    if not cooldown_s or move_log is None:
+        return {}
+    last = {}
+    for move in move_log.moves_since(now - cooldown_s):
+        last[move.uuid] = max(move.moved_at, last.get(move.uuid, move.moved_at))
+    return last

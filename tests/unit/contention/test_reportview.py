@@ -1,0 +1,76 @@
+"""view_from_reports: the core's view from reports and an inventory."""
+
+import dataclasses
+
+import testtools
+
+from contention import report
+from contention import reportview
+from tests.unit.contention.store import reports
+from tests.unit.watcher_strategies import fixtures as f
+
+NOW = 1000.0
+M = 1e6
+
+
+def _inventory(*hosts):
+    return reportview.Inventory(
+        tuple(reportview.HostInventory(h, 8, 16384) for h in hosts),
+        tuple(reportview.InstanceInventory(f.uid(h + '-vm'), h, 2, 2048)
+              for h in hosts))
+
+
+class TestViewFromReports(testtools.TestCase):
+
+    def test_a_bad_stored_value_skips_the_host_with_a_reason(self):
+        good = f.host_report('good', NOW - 5,
+                             [f.record('good-vm', 2 * M)])
+        bad_record = dataclasses.replace(
+            f.record('bad-vm', 1 * M),
+            metrics=report.Metrics(llc_misses_per_s=float('nan')))
+        bad = f.host_report('bad', NOW - 5, [bad_record])
+        odd = dataclasses.replace(
+            f.host_report('odd', NOW - 5, []), timestamp='yesterday')
+        built = reportview.view_from_reports(
+            {'good': good, 'bad': bad, 'odd': odd},
+            _inventory('good', 'bad', 'odd'), NOW, 120)
+        hosts = {h.name: h for h in built.view.hosts}
+        self.assertTrue(hosts['good'].enabled)
+        self.assertFalse(hosts['bad'].enabled)
+        self.assertTrue(hosts['bad'].skip_reason.startswith('bad_report'))
+        self.assertIn(f.uid('bad-vm'), hosts['bad'].skip_reason)
+        self.assertTrue(hosts['odd'].skip_reason.startswith('bad_report'))
+        movable = {i.uuid: i.movable for i in built.view.instances}
+        self.assertEqual({f.uid('good-vm'): True, f.uid('bad-vm'): False,
+                          f.uid('odd-vm'): False}, movable)
+        self.assertEqual((2, 3), (built.missing, built.in_scope))
+
+    def test_stale_and_unknown(self):
+        stale = f.host_report('a', NOW - 500, [f.record('a-vm', 1 * M)])
+        fresh = f.host_report('b', NOW - 5, [f.record('b-vm', 1 * M),
+                                             f.record('stranger', 1 * M)])
+        built = reportview.view_from_reports(
+            {'a': stale, 'b': fresh}, _inventory('a', 'b'), NOW, 120)
+        reasons = {i.uuid: i.skip_reason for i in built.view.instances}
+        self.assertTrue(reasons[f.uid('a-vm')].startswith('no_telemetry'))
+        self.assertIsNone(reasons[f.uid('b-vm')])
+        self.assertTrue(
+            reasons[f.uid('stranger')].startswith('unknown_to_nova'))
+        b_vm = built.view.instance(f.uid('b-vm'))
+        self.assertEqual((0, 0), (b_vm.socket, b_vm.node))
+        self.assertRaises(reportview.TelemetryMissing,
+                          reportview.check_telemetry, built, 0.1)
+
+    def test_dominant_node_votes_by_vcpus_then_memory(self):
+        rec = f.record('x', 1 * M, socket=1)
+        topology = f.host_report('h', NOW, [rec]).topology
+        self.assertEqual(1, reportview.dominant_node(rec, topology))
+        no_cpus = dataclasses.replace(rec, vcpu_cpus=(99,))
+        self.assertEqual(1, reportview.dominant_node(no_cpus, topology))
+
+    def test_dominant_node_prefers_vcpus_then_memory(self):
+        topo = reports.small_topology('a')
+        rec = reports.instance('u', vcpu_cpus=(0, 4, 5))
+        self.assertEqual(1, reportview.dominant_node(rec, topo))
+        rec = reports.instance('u', vcpu_cpus=())
+        self.assertEqual(0, reportview.dominant_node(rec, topo))
