@@ -132,17 +132,18 @@ def split_arrivals(scen, count, seed=None):
 def train_model(scen, store, path):
     """Train the weigher's model; (path or None, note for the report).
 
-    From the simulator (:func:`contention.perfmodel.train.train_from_sim`
+    From the simulator (:func:`contention.sim.training.train_from_sim`
     with its quick settings) when it can, else from the demo store's
     telemetry history; if neither has two workloads, None: the weigher is
     neutral, and the report says so.
     """
     from contention.perfmodel import datasets
     from contention.perfmodel import train
+    from contention.sim import training
     try:
-        bundle, result = train.train_from_sim(scen, **train.QUICK)
+        bundle, result = training.train_from_sim(scen, **train.QUICK)
         how = 'trained on the simulator (scenario %s)' % scen.name
-    except (datasets.SimulatorUnavailable, ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:
         data = datasets.from_store(store, min_samples=2)
         if len(data.workloads) < 2:
             return None, ('no model (simulator: %s; store: %d workload(s) '

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from contention.perfmodel import advise as advise_mod
+from contention.perfmodel import confidence
 from contention.perfmodel import datasets
 from contention.perfmodel import features
 from contention.perfmodel import machine
@@ -127,7 +128,10 @@ def build_parser():
 def _interference_data(args):
     """(Dataset, simulator parts or None) from the chosen source."""
     if args.from_sim:
-        return train_mod.sim_dataset(
+        # the composition root: the one place perfmodel calls the
+        # simulator (which sits above it)
+        from contention.sim import training
+        return training.sim_dataset(
             args.from_sim, samples_per_workload=args.samples_per_workload,
             seed=args.seed, libraries=tuple(args.library),
             # evaluate scores the named workloads only
@@ -178,12 +182,16 @@ def evaluate(args, out):
     data, _ = _interference_data(args)
     if not len(data.X):
         raise ValueError('%s holds no usable samples' % data.source)
-    pred = bundle.interference.predict(data.X)
-    errors = np.abs(pred - data.Y)
+    prediction = bundle.interference.predict_confident(data.X)
+    errors = np.abs(prediction.values - data.Y)
+    sure = np.array([r is None for r in confidence.judge(prediction)])
     result = {'model': args.model, 'source': data.source,
               'samples': int(len(data.X)), 'mae': float(errors.mean()),
               'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
                                  enumerate(features.TARGET_NAMES)},
+              'abstained': int((~sure).sum()),
+              'mae_where_sure': (float(errors[sure].mean()) if sure.any()
+                                 else None),
               'trained_cv_mae': bundle.cv_mae,
               'simulated': bool(args.from_sim)}
     if args.json:
@@ -194,6 +202,11 @@ def evaluate(args, out):
         out.write('MAE %.4f on %d samples from %s (cross-validated at '
                   'training: %s)\n' % (result['mae'], result['samples'],
                                        data.source, bundle.cv_mae))
+        out.write('the model abstains on %d of them (default limits of '
+                  'contention.perfmodel.confidence); MAE on the rest: %s\n'
+                  % (result['abstained'],
+                     'n/a' if result['mae_where_sure'] is None
+                     else '%.4f' % result['mae_where_sure']))
     return 0
 
 
@@ -246,7 +259,7 @@ def main(argv=None, out=None, err=None):
     handler = {'train': train, 'evaluate': evaluate, 'advise': advise}
     try:
         return handler[args.command](args, out)
-    except (ValueError, OSError, datasets.SimulatorUnavailable) as exc:
+    except (ValueError, OSError) as exc:
         err.write('contention-train %s: %s\n' % (args.command, exc))
         return 1
 

@@ -16,6 +16,7 @@ from watcher.tests.unit.decision_engine.strategy.strategies import \
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.perfmodel import train
+from contention.sim import training
 from contention import store as store_api
 from contention import swap
 from tests.unit.watcher_strategies import fixtures as f
@@ -309,7 +310,7 @@ def tiny_model_file(test):
     """A model file trained in well under a second (ahn-wl1, 4 trees)."""
     path = os.path.join(test.useFixture(fixtures.TempDir()).path,
                         'mix.model')
-    bundle, _ = train.train_from_sim(
+    bundle, _ = training.train_from_sim(
         'ahn-wl1', estimators=4, pv_estimators=3, samples_per_workload=4,
         synthetic=0, copies_samples=2, cross_validate=False)
     train.save(bundle, path)

@@ -9,12 +9,11 @@ import testtools
 
 from contention.perfmodel import advise
 from contention.perfmodel import cmd
-from contention.perfmodel import datasets
 from contention.perfmodel import features
 from contention.perfmodel import machine
 from contention.perfmodel import persist
 from contention.perfmodel import scoring
-from contention.perfmodel import train as train_mod
+from contention.sim import training
 from contention import store as api
 from tests.unit.contention.perfmodel import test_models
 from tests.unit.contention.store import reports as store_reports
@@ -70,19 +69,17 @@ class TestTrainCommand(testtools.TestCase):
         self.assertLess(result['mae'], 0.2)
 
     def test_from_sim_fails_clearly(self):
-        self.patch(datasets, 'SIMULATOR_HOOK',
-                   ('contention.no_such_simulator', 'training_source'))
-        rc, out, err = self.run_cmd('--from-sim', 'demo', '--out',
-                                    self.model)
+        rc, out, err = self.run_cmd('--from-sim', 'no-such-scenario',
+                                    '--out', self.model)
         self.assertEqual(1, rc)
-        self.assertIn('train --from-store instead', err)
+        self.assertIn('no-such-scenario', err)
         self.assertFalse(os.path.exists(self.model))
 
     def test_from_sim_uses_the_hook(self):
         topology = machine.regular_topology(nodes=2, cores_per_node=8)
         from tests.unit.contention.perfmodel import synthetic
         workloads = synthetic.workloads(per_family=2)
-        self.patch(datasets, 'simulator_source',
+        self.patch(training, 'training_source',
                    lambda scenario, **kwargs: (topology, workloads,
                                                synthetic.performance))
         rc, out, err = self.run_cmd('train', '--from-sim', 'demo', '--out',
@@ -145,16 +142,16 @@ class TestCopiesSamplesOption(testtools.TestCase):
         topology = machine.regular_topology(nodes=2, cores_per_node=8)
         from tests.unit.contention.perfmodel import synthetic
         self.workloads = synthetic.workloads(per_family=2)
-        self.patch(datasets, 'simulator_source',
+        self.patch(training, 'training_source',
                    lambda scenario, **kwargs: (topology, self.workloads,
                                                synthetic.performance))
         self.calls = []
-        real = train_mod.sim_dataset
+        real = training.sim_dataset
 
         def sim_dataset(*args, **kwargs):
             self.calls.append(kwargs)
             return real(*args, **kwargs)
-        self.patch(train_mod, 'sim_dataset', sim_dataset)
+        self.patch(training, 'sim_dataset', sim_dataset)
 
     def run_cmd(self, *argv):
         out, err = io.StringIO(), io.StringIO()
