@@ -159,8 +159,7 @@ def node_aggregates(topology, records, thresholds=None,
             memory_mib=float(sum(r.memory_mib_per_node.get(node, 0.0)
                                  for r in records)),
             overhead=overheads[node],
-            mc_ic_pressure=classify.node_needs_mc_ic_relief(
-                mpki_sum, th) is True,
+            mc_ic_pressure=classify.node_needs_mc_ic_relief(mpki_sum, th),
             classes=dict(collections.Counter(
                 r.merlin_class for _, r in shares
                 if r.merlin_class is not None))))

@@ -175,8 +175,9 @@ class NodeAggregate:
     #: Memory of all instances on this node.
     memory_mib: float = dataclasses.field(default=0.0, metadata=_NN())
     overhead: Optional[NodeOverhead] = None
-    #: Merlin's node trigger: summed MPKI over the threshold (default 100).
-    mc_ic_pressure: bool = False
+    #: Merlin's node trigger: summed MPKI over the threshold (default 100);
+    #: None (unknown) when no instance on the node had an MPKI.
+    mc_ic_pressure: Optional[bool] = None
     #: Instances per Merlin class on this node.
     classes: dict[str, int] = dataclasses.field(default_factory=dict,
                                                 metadata=_NN())

@@ -63,7 +63,7 @@ def _node(node_id, agg):
         'mem_bw_bps': agg.mem_bw_bps if agg else None,
         'llc_occupancy_bytes': agg.llc_occupancy_bytes if agg else None,
         'overhead': _overhead(agg),
-        'mc_ic_pressure': agg.mc_ic_pressure if agg else False,
+        'mc_ic_pressure': agg.mc_ic_pressure if agg else None,
         'classes': dict(sorted(agg.classes.items())) if agg else {},
     }
 
@@ -186,7 +186,8 @@ def node_rows(view):
                    _num(node['mf']), bandwidth(node['mem_bw_bps']),
                    size(node['llc_occupancy_bytes']),
                    _overhead_text(node['overhead']),
-                   'relief' if node['mc_ic_pressure'] else '',
+                   {True: 'relief', None: '-'}.get(node['mc_ic_pressure'],
+                                                   ''),
                    _classes_text(node['classes']))
 
 

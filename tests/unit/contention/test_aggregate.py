@@ -171,7 +171,8 @@ class TestBuildReport(base.BaseTestCase):
         self.assertIsNone(out.nodes[0].mf)
         self.assertIsNone(out.nodes[0].llc_misses_per_s)
         self.assertEqual({}, out.nodes[0].classes)
-        self.assertFalse(out.nodes[0].mc_ic_pressure)
+        # Unknown, not "no pressure": nothing on the node had an MPKI.
+        self.assertIsNone(out.nodes[0].mc_ic_pressure)
         self.assertIsNone(out.nodes[0].overhead)
         # A partial sum is kept: the measured instance's MPKI.
         both = build(blind, record('other', (1,), {0: 1.0}))
