@@ -34,7 +34,6 @@ import math
 from contention import cluster
 from contention.perfmodel import features
 from contention.perfmodel import mixes
-from contention.swap import feasibility
 from contention.swap import measure
 from contention.swap import state as state_mod
 
@@ -89,10 +88,12 @@ def check(view, plan, params, move_log=None, mix_values=None):
             _drop(group, harmed, skipped, dropped)
             continue
         kept.extend(ordered)
+    emptied = 'every action was dropped by the harm check (see skipped)'
     if kept and _mean_falls(state, kept, predictor, baseline):
         skipped.append(cluster.Skipped(
             'plan', 'plan_lowers_mean: %s' % REASONS['plan_lowers_mean']))
         kept = []
+        emptied = 'plan_lowers_mean: ' + REASONS['plan_lowers_mean']
     for uuid in sorted(predictor.unchecked & _instances(kept)):
         skipped.append(cluster.Skipped(
             uuid, 'harm_unchecked: no model profile for its class'))
@@ -101,9 +102,7 @@ def check(view, plan, params, move_log=None, mix_values=None):
     return cluster.Plan(
         actions=tuple(kept), skipped=tuple(skipped),
         indicators=plan.indicators,
-        reason=plan.reason if kept else (
-            plan.reason or 'every action was dropped by the harm check '
-                           '(see skipped)'))
+        reason=None if kept else (plan.reason or emptied))
 
 
 def _legs(action):
@@ -206,8 +205,11 @@ def _orders(group):
 
 
 def _feasible(state, group):
-    """(the group's actions in a feasible order, the instances before) or
-    (None, reason); a feasible order is left applied on ``state``."""
+    """The group in a feasible order, applied, or why there is none.
+
+    (order, the instances as they were before it) or (None, reason); a
+    feasible order is left applied on ``state``.
+    """
     reason = None
     for order in _orders(group):
         legs = [leg for action in order for leg in _legs(action)]
@@ -255,8 +257,7 @@ class Predictor:
         return self.model is not None and self.profiles is not None
 
     def perf(self, state, inst):
-        """(performance, latency service) of ``inst`` in ``state``, or
-        None."""
+        """(performance, latency service) of ``inst`` here, or None."""
         if not self.active or inst.socket is None:
             self.unchecked.add(inst.uuid)
             return None

@@ -1,5 +1,8 @@
-"""Do no harm: every emitted plan is feasible step by step, hurts no
-instance past the bound and moves nothing back within the cool-down."""
+"""Do no harm: the last check of every plan.
+
+Every emitted plan is feasible step by step, hurts no instance past the
+bound and moves nothing back within the cool-down.
+"""
 
 import dataclasses
 
@@ -23,8 +26,10 @@ PARAMS = swap.SwapParameters()
 
 
 class CrowdModel(object):
-    """An interference model stand-in: performance falls with the
-    co-runners' summed MPKI and miss intensity."""
+    """An interference model stand-in.
+
+    Performance falls with the co-runners' summed MPKI and miss intensity.
+    """
 
     CO = [features.FEATURE_NAMES.index(n)
           for n in ('co_mpki_sum', 'co_miss_intensity')]
@@ -134,6 +139,7 @@ class TestHarmBound(testtools.TestCase):
         self.assertEqual((), out.actions)
         self.assertEqual('plan_lowers_mean',
                          out.skipped[-1].reason.split(':')[0])
+        self.assertTrue(out.reason.startswith('plan_lowers_mean'))
 
     def test_without_a_profile_the_check_abstains_and_says_so(self):
         view = self._view()
@@ -168,8 +174,11 @@ IMAGES = ('i0', 'i1', 'i2', 'i3')
 
 @st.composite
 def full_views(draw):
-    """2-3 hosts of two small sockets, filled greedily (often to the brim)
-    with instances of a few images; some moved recently (the move log)."""
+    """Views of 2-3 hosts of two small sockets, often full.
+
+    Filled greedily with instances of a few images; some moved recently
+    (the move log).
+    """
     n_hosts = draw(st.integers(2, 3))
     mem = draw(st.sampled_from((4096, 8192)))
     hosts = [v.host('h%d' % i, cpus=4, memory_mib=mem)
