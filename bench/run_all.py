@@ -22,12 +22,15 @@ import time
 from importlib import metadata
 
 #: Areas in the order doc/benchmarks.md presents them; an area is the
-#: module bench/<area>.py, and only the areas that exist are run.
-ORDER = ('agent', 'store', 'sim', 'corun', 'fidelity', 'watcher', 'nova',
+#: module bench/<area>.py or the package bench/<area>/, and only the areas
+#: that exist are run.
+ORDER = ('agent', 'store', 'sim', 'sim_scale', 'corun', 'fidelity', 'watcher', 'nova',
          'placement', 'evaluation')
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 AREAS = tuple(area for area in ORDER
-              if os.path.exists(os.path.join(BENCH_DIR, area + '.py')))
+              if os.path.exists(os.path.join(BENCH_DIR, area + '.py'))
+              or os.path.exists(os.path.join(BENCH_DIR, area,
+                                             '__init__.py')))
 DOC_DIR = os.path.join(BENCH_DIR, os.pardir, 'doc')
 VERSIONS = ('contention-aware-placement', 'nova', 'python-watcher', 'numpy',
             'scikit-learn', 'SQLAlchemy', 'oslo.messaging', 'matplotlib')

@@ -10,6 +10,8 @@ Public API (what policies, benchmarks and the demo use)::
 
     scen = sim.load_scenario('ahn-wl1')        # shipped name or YAML path
     sim.scenarios()                            # names of shipped scenarios
+    text = sim.dump_scenario(scen)             # format-2 YAML text
+    scen = sim.loads_scenario(text)            # and back (any format)
 
     s = sim.Simulator(scen, seed=None, placement_policy=None)
     view = s.view()            # contention.cluster.ClusterView; instances
@@ -56,6 +58,8 @@ and ``flavor`` are their profile's name, so per-image profiles work.
 """
 
 from contention.sim.scenario import available as scenarios  # noqa: F401
+from contention.sim.scenario import dump as dump_scenario  # noqa: F401
+from contention.sim.scenario import loads as loads_scenario  # noqa: F401
 from contention.sim.scenario import load as load_scenario  # noqa: F401
 from contention.sim.scenario import Scenario  # noqa: F401
 from contention.sim.scenario import ScenarioError  # noqa: F401

@@ -7,6 +7,8 @@
     contention-sim evaluate --scenario ahn-wl1 --policy contention_weigher \\
         --policy-arg model_path=/tmp/ahn.model
     contention-sim demo [--scenario ahn-wl1] [--seed N] [--output-dir DIR]
+    contention-sim generate --seed 7 --hosts 12 --occupancy 1.0 \\
+        --placement worst --output /tmp/full.yaml
 
 The core's subcommands are in :data:`SUBCOMMANDS` (name -> (help,
 add_arguments, run)). Others come from the ``contention.sim.commands``
@@ -23,6 +25,7 @@ import sys
 
 from stevedore import extension
 
+from contention.sim import generate
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 
@@ -77,7 +80,10 @@ def format_result(result):
               '  memory moved                     %.2f GiB'
               % r.memory_moved_gib,
               '  CPU quota changes                %d' % r.quota_changes,
-              '  rejected actions                 %d' % r.rejected_actions,
+              '  rejected actions                 %d%s' % (
+                  r.rejected_actions, ' (%s)' % ', '.join(
+                      '%s %d' % kv for kv in r.rejected_reasons)
+                  if r.rejected_reasons else ''),
               '  arrivals with no valid host      %d' % r.no_valid_host,
               '  arrivals the filter redirected   %d' % r.filtered_arrivals,
               '  CPU utilisation                  %.3f' % r.cpu_utilisation,
@@ -139,6 +145,8 @@ Subcommand = collections.namedtuple('Subcommand', 'help add_arguments run')
 SUBCOMMANDS = {
     'evaluate': Subcommand('run a scenario under a policy and print '
                            'simulated metrics', _add_evaluate, _run_evaluate),
+    'generate': Subcommand(generate.HELP, generate.add_arguments,
+                           generate.run_command),
     'scenarios': Subcommand('list the shipped scenarios', _add_scenarios,
                             _run_scenarios),
 }

@@ -7,23 +7,34 @@ a :class:`PerfParams`. :class:`HostModel` reads both into the few numbers
 the contention solver needs per NUMA node:
 
 * ``cores`` (physical cores) and ``threads`` (hardware threads per core);
-* ``l3_bytes``: the last-level cache the node's CPUs share. A node with
-  several L3 domains (AMD Zen CCXs) is modelled as one cache of their
-  summed size: an approximation, documented in ``doc/simulator.md``;
-* ``mc_bandwidth``: its memory controller's sustainable bandwidth;
+* per **L3 domain** (its own level: one per socket or sub-NUMA cluster
+  on Intel, one per CCX/CCD on AMD Zen, so several per NUMA node there):
+  its cores, hardware threads per core and cache size, and the NUMA node
+  it belongs to;
+* per NUMA node: its memory controller's sustainable bandwidth
+  (``mc_bandwidth_gbs_per_node``, default the class's ``perf`` value for
+  every node) and its memory;
 * per pair of nodes, the SLIT distance (latency = local latency x
-  distance / 10) and an interconnect link with its own bandwidth.
+  :func:`remote_latency_factor` of the distance, from a full
+  ``distances`` matrix or the two shorthand distances) and an
+  interconnect link with its own bandwidth
+  (``link_bandwidth_gbs_per_pair``, default ``perf.link_bandwidth_gbs``).
 
 :class:`HardwareClass` is the scenario file's ``hardware:`` entry, from
 which :func:`build_topology` generates the topology of every host of that
 class, numbered as Linux numbers a real machine (first threads of every
-core, socket by socket, then the second threads).
+core, socket by socket, then the second threads). Shipped host classes
+(:data:`HOST_CLASSES`, ``hardware/*.yaml`` beside the scenarios) are named
+with ``base:`` in a scenario's hardware entry.
 
-All parameter values in shipped scenarios are synthetic, chosen to be of
-the order of the papers' platforms (Westmere-era Xeons), not measured.
+All parameter values in the Ahn and Merlin scenarios are synthetic, chosen
+to be of the order of the papers' platforms (Westmere-era Xeons), not
+measured; the shipped host classes say beside each value where it comes
+from.
 """
 
 import dataclasses
+from typing import Optional
 
 import numpy as np
 
@@ -33,7 +44,6 @@ MIB = 1024 * 1024
 GB = 1e9
 
 
-#: (The "distance / 10" above is now this calibrated multiplier.)
 #: Calibration (bench/fidelity.py, doc/simulator.md "Calibration"): how
 #: much slower an unloaded miss to another node is than a local one, per
 #: unit of SLIT distance above 10. Liu & Li (section 1) state that with QPI
@@ -84,9 +94,18 @@ class HardwareClass:
     l3_mib_per_node: float = 12.0
     l3_domains_per_node: int = 1
     memory_gib_per_node: float = 16.0
-    #: SLIT distance between nodes of one socket, and of different sockets.
+    #: SLIT distance between nodes of one socket, and of different sockets
+    #: (shorthand used when ``distances`` is not given).
     same_socket_distance: int = 12
     remote_distance: int = 21
+    #: Full SLIT matrix, nodes x nodes (node ids 0..nodes-1), or None.
+    distances: Optional[tuple] = None
+    #: Sustainable DRAM bandwidth of each node, GB/s, or None (then
+    #: ``perf.mc_bandwidth_gbs`` for every node).
+    mc_bandwidth_gbs_per_node: Optional[tuple] = None
+    #: Interconnect bandwidth per ordered node pair, GB/s (nodes x nodes;
+    #: the diagonal is ignored), or None (then ``perf.link_bandwidth_gbs``).
+    link_bandwidth_gbs_per_pair: Optional[tuple] = None
     cpu_vendor: str = 'intel'
     cpu_model: str = 'simulated'
     #: Nodes no instance may use (e.g. where Dom-0 runs in Merlin's setup).
@@ -107,6 +126,67 @@ class HardwareClass:
     @property
     def cores_per_socket(self):
         return self.nodes_per_socket * self.cores_per_node
+
+    def distance_matrix(self):
+        """The SLIT matrix, from ``distances`` or the two shorthands."""
+        if self.distances is not None:
+            return tuple(tuple(int(d) for d in row)
+                         for row in self.distances)
+        per = self.nodes_per_socket
+        return tuple(tuple(
+            10 if a == b else (self.same_socket_distance
+                               if a // per == b // per
+                               else self.remote_distance)
+            for b in range(self.nodes)) for a in range(self.nodes))
+
+    def node_mc_bandwidth(self):
+        """GB/s of each node's memory controller."""
+        if self.mc_bandwidth_gbs_per_node is not None:
+            return tuple(float(b) for b in self.mc_bandwidth_gbs_per_node)
+        return (float(self.perf.mc_bandwidth_gbs),) * self.nodes
+
+    def link_bandwidth(self):
+        """GB/s of the link between each ordered pair of nodes."""
+        if self.link_bandwidth_gbs_per_pair is not None:
+            return tuple(tuple(float(b) for b in row)
+                         for row in self.link_bandwidth_gbs_per_pair)
+        bw = float(self.perf.link_bandwidth_gbs)
+        return tuple((bw,) * self.nodes for _ in range(self.nodes))
+
+    def problems(self):
+        """What is inconsistent in this class, as (field, problem) pairs."""
+        out = []
+        n = self.nodes
+        for field in ('distances', 'mc_bandwidth_gbs_per_node',
+                      'link_bandwidth_gbs_per_pair'):
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if len(value) != n:
+                out.append((field, 'has %d entries, the class has %d nodes'
+                            % (len(value), n)))
+                continue
+            if field == 'mc_bandwidth_gbs_per_node':
+                continue
+            for i, row in enumerate(value):
+                if len(row) != n:
+                    out.append(('%s.%d' % (field, i), 'has %d entries, the '
+                                'class has %d nodes' % (len(row), n)))
+        if self.distances is not None and not out:
+            for i, row in enumerate(self.distances):
+                if row[i] != 10:
+                    out.append(('distances.%d.%d' % (i, i),
+                                'a node\'s distance to itself is 10, not %s'
+                                % row[i]))
+        if self.cores_per_node % self.l3_domains_per_node:
+            out.append(('l3_domains_per_node', '%d cores per node do not '
+                        'split evenly into %d L3 domains'
+                        % (self.cores_per_node, self.l3_domains_per_node)))
+        bad = [r for r in self.reserved_nodes if r >= n]
+        if bad:
+            out.append(('reserved_nodes', 'node %d does not exist (%d nodes)'
+                        % (bad[0], n)))
+        return out
 
 
 def build_topology(hostname, hw):
@@ -144,12 +224,7 @@ def build_topology(hostname, hw):
         id=n, cpus=tuple(sorted(c.id for c in cpus if c.node == n)),
         memory_mib=int(hw.memory_gib_per_node * 1024),
         socket=n // hw.nodes_per_socket) for n in range(nodes))
-    distances = tuple(tuple(
-        10 if a == b else (hw.same_socket_distance
-                           if a // hw.nodes_per_socket
-                           == b // hw.nodes_per_socket
-                           else hw.remote_distance)
-        for b in range(nodes)) for a in range(nodes))
+    distances = hw.distance_matrix()
     return topo.HostTopology(hostname=hostname, cpu_vendor=hw.cpu_vendor,
                              cpu_model=hw.cpu_model, nodes=numa_nodes,
                              cpus=tuple(cpus), caches=tuple(caches),
@@ -158,7 +233,13 @@ def build_topology(hostname, hw):
 
 @dataclasses.dataclass(frozen=True)
 class HostModel:
-    """Per-node numbers of one host, read from its topology (see module)."""
+    """Per-node and per-L3-domain numbers of one host (see module doc).
+
+    Node arrays are indexed like ``node_ids``; domain arrays (``dom_*``)
+    list the host's L3 domains, each inside one node (a cache whose CPUs
+    span several nodes, as sysfs may report with sub-NUMA clustering, is
+    split into one domain per node, its size shared by CPU count).
+    """
 
     topology: topo.HostTopology
     perf: PerfParams
@@ -172,31 +253,68 @@ class HostModel:
     #: (:func:`remote_latency_factor` of their SLIT distance).
     latency_factor: np.ndarray
     reserved: tuple[int, ...] = ()
+    #: Each node's memory-controller bandwidth, bytes/s.
+    mc_bw: np.ndarray = None
+    #: Link bandwidth between ordered node pairs, bytes/s (N x N).
+    link_bw: np.ndarray = None
+    #: Per L3 domain: its node's index, cores, threads per core, cache
+    #: bytes, and its CPUs in the order Nova's pinning takes them (core
+    #: by core, a core's threads together).
+    dom_node: np.ndarray = None
+    dom_cores: np.ndarray = None
+    dom_threads: np.ndarray = None
+    dom_l3_bytes: np.ndarray = None
+    dom_cpus: tuple = ()
 
     @classmethod
-    def from_topology(cls, topology, perf, reserved_nodes=()):
+    def from_topology(cls, topology, perf, reserved_nodes=(),
+                      mc_bandwidth_gbs=None, link_bandwidth_gbs=None):
         node_ids = topology.node_ids
         cores, threads, l3, sockets = [], [], [], []
-        for node in topology.nodes:
+        dom_node, dom_cores, dom_threads, dom_l3, dom_cpus = [], [], [], [], []
+        for k, node in enumerate(topology.nodes):
             node_cpus = [topology.cpu(c) for c in node.cpus]
             n_cores = len({c.core for c in node_cpus})
             cores.append(n_cores)
             threads.append(len(node_cpus) / n_cores if n_cores else 1.0)
-            l3_ids = {c.l3 for c in node_cpus if c.l3 is not None}
-            sizes = [topology.caches[i].size_kib for i in l3_ids]
-            if sizes and all(s is not None for s in sizes):
-                # A cache shared with another node's CPUs counts in part.
-                total = 0.0
-                for i in l3_ids:
-                    cache = topology.caches[i]
-                    here = sum(1 for c in cache.cpus
-                               if topology.node_of_cpu(c) == node.id)
-                    total += cache.size_kib * 1024.0 * here / len(cache.cpus)
-                l3.append(total)
-            else:
-                l3.append(perf.l3_mib_per_node * MIB)
+            groups = {}
+            for c in node_cpus:
+                l3_id = c.l3 if (c.l3 is not None and 0 <= c.l3 < len(
+                    topology.caches)) else None
+                groups.setdefault(l3_id, []).append(c)
+            sized = all(i is not None
+                        and topology.caches[i].size_kib is not None
+                        for i in groups)
+            total = 0.0
+            for l3_id in sorted(groups, key=lambda i: (i is None, i)):
+                members = groups[l3_id]
+                if sized:
+                    cache = topology.caches[l3_id]
+                    size = (cache.size_kib * 1024.0 * len(members)
+                            / len(cache.cpus))
+                else:
+                    size = perf.l3_mib_per_node * MIB * len(members) / max(
+                        len(node_cpus), 1)
+                total += size
+                core_ids = sorted({c.core for c in members})
+                order = tuple(c.id for core in core_ids
+                              for c in sorted(members, key=lambda c: c.id)
+                              if c.core == core)
+                dom_node.append(k)
+                dom_cores.append(len(core_ids))
+                dom_threads.append(len(members) / max(len(core_ids), 1))
+                dom_l3.append(size)
+                dom_cpus.append(order)
+            l3.append(total if groups else perf.l3_mib_per_node * MIB)
             sockets.append(node.socket)
+        n = len(node_ids)
         dist = remote_latency_factor(topology.distances)
+        mc = (np.full(n, perf.mc_bandwidth_gbs * GB)
+              if mc_bandwidth_gbs is None
+              else np.array(mc_bandwidth_gbs, dtype=float) * GB)
+        link = (np.full((n, n), perf.link_bandwidth_gbs * GB)
+                if link_bandwidth_gbs is None
+                else np.array(link_bandwidth_gbs, dtype=float) * GB)
         return cls(topology=topology, perf=perf, node_ids=node_ids,
                    cores=np.array(cores, dtype=float),
                    threads=np.array(threads, dtype=float),
@@ -206,11 +324,21 @@ class HostModel:
                                        dtype=float),
                    sockets=np.array(sockets, dtype=int),
                    latency_factor=dist,
-                   reserved=tuple(reserved_nodes))
+                   reserved=tuple(reserved_nodes),
+                   mc_bw=mc, link_bw=np.maximum(link, 1.0),
+                   dom_node=np.array(dom_node, dtype=int),
+                   dom_cores=np.array(dom_cores, dtype=float),
+                   dom_threads=np.array(dom_threads, dtype=float),
+                   dom_l3_bytes=np.array(dom_l3, dtype=float),
+                   dom_cpus=tuple(dom_cpus))
 
     @property
     def n_nodes(self):
         return len(self.node_ids)
+
+    @property
+    def n_domains(self):
+        return len(self.dom_node)
 
     def usable_sockets(self):
         """Socket ids with at least one node instances may use."""
@@ -220,12 +348,35 @@ class HostModel:
 
     def node_indices_of_socket(self, socket):
         """Indices (into node_ids) of a socket's usable nodes."""
+        # Asked for every placement check: cached on the (frozen) model.
+        cache = self.__dict__.setdefault('_socket_nodes', {})
+        if socket not in cache:
+            cache[socket] = tuple(i for i, n in enumerate(self.node_ids)
+                                  if self.sockets[i] == socket
+                                  and n not in self.reserved)
+        return cache[socket]
+
+    def usable_node_indices(self):
         return tuple(i for i, n in enumerate(self.node_ids)
-                     if self.sockets[i] == socket
-                     and n not in self.reserved)
+                     if n not in self.reserved)
+
+    def domain_split(self):
+        """(N, D) matrix: a node's share of vCPUs spread over its domains.
+
+        Shared-policy vCPUs float over every CPU of their nodes, so each
+        L3 domain gets the share of the node's CPUs it holds.
+        """
+        split = np.zeros((self.n_nodes, self.n_domains))
+        cpus = self.dom_cores * self.dom_threads
+        for d, k in enumerate(self.dom_node):
+            split[k, d] = cpus[d]
+        totals = split.sum(axis=1, keepdims=True)
+        return split / np.where(totals > 0, totals, 1.0)
 
 
 def host_model(hostname, hw):
     """A :class:`HostModel` for one host of class ``hw``."""
     return HostModel.from_topology(build_topology(hostname, hw), hw.perf,
-                                   hw.reserved_nodes)
+                                   hw.reserved_nodes,
+                                   hw.node_mc_bandwidth(),
+                                   hw.link_bandwidth())

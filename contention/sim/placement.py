@@ -117,6 +117,10 @@ def initial(state, instances, specs, how, rng):
     if how == 'worst':
         return _worst(state, instances)
     for inst, spec in zip(instances, specs):
+        if spec.host is not None and getattr(spec, 'nodes', None):
+            state.place_nodes(inst, state.host_index[spec.host], spec.nodes,
+                              spec.memory_nodes)
+            continue
         if how == 'explicit' or spec.host is not None:
             h = state.host_index[spec.host]
             state.place(inst, h, spec.socket if spec.socket is not None
@@ -166,5 +170,20 @@ def _worst(state, instances):
                 break
             cursor += 1
         if not placed:
-            raise PlacementError('worst placement: no socket has room for '
-                                 '%s' % inst.name)
+            # No socket has free cores for it (a flavor wider than a
+            # socket, or full sockets): over-commit as Nova's allocation
+            # ratio allows, on the fitting host whose socket has the most
+            # free cores, memory still remote.
+            fitting = _fitting(state, inst)
+            if not fitting:
+                raise PlacementError('worst placement: no host has room for '
+                                     '%s (%d vCPUs, %d MiB)'
+                                     % (inst.name, inst.vcpus,
+                                        inst.memory_mib))
+            h, s = max(((h, s) for h in fitting
+                        for s in state.hosts[h].model.usable_sockets()),
+                       key=lambda hs: (socket_free_cores(state, *hs),
+                                       -hs[0], -hs[1]))
+            others = [x for x in state.hosts[h].model.usable_sockets()
+                      if x != s]
+            state.place(inst, h, s, others[-1] if others else s)

@@ -24,6 +24,16 @@ are the inputs of the contention solver (:mod:`contention.sim.solver`):
 * ``cpu_demand``: the fraction of each vCPU the VM wants to use, a
   constant or :class:`Phases` (Merlin's Figure 6: MapReduce codes whose
   demand varies over time);
+* the **flavor's NUMA shape**, as Nova's flavor extra specs give it:
+  ``numa_nodes`` (``hw:numa_nodes``: the instance is confined to exactly
+  that many NUMA nodes of its host, its vCPUs and memory split evenly over
+  them, within a socket where they fit, across sockets where Nova must);
+  None keeps the simulator's historical shape (spread over every usable
+  node of one socket). ``cpu_policy`` (``hw:cpu_policy``): ``shared``
+  vCPUs float over their nodes' CPUs (so over every L3 domain there);
+  ``dedicated`` vCPUs are pinned one per CPU, taken in order from the
+  nodes' free CPUs as Nova's pinning does, so they fill one L3 domain
+  before the next;
 * ``metric``: ``throughput`` (performance = instructions per second
   relative to alone) or ``latency`` (performance = alone response time /
   response time, with an M/M/1 response time of the VM's vCPUs, so a
@@ -44,6 +54,7 @@ from typing import Optional
 import numpy as np
 
 METRICS = ('throughput', 'latency')
+CPU_POLICIES = ('shared', 'dedicated')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +106,10 @@ class WorkloadProfile:
     kind: str = ''
     #: Shift each instance's phase by a seeded random offset.
     desync_phases: bool = True
+    #: Nova's hw:numa_nodes (None: one socket's usable nodes) and
+    #: hw:cpu_policy (see the module docstring).
+    numa_nodes: Optional[int] = None
+    cpu_policy: str = 'shared'
 
     def demand_at(self, t):
         """Per-vCPU CPU demand (0..1] at time ``t`` seconds."""

@@ -1,8 +1,9 @@
 """Scenario files: YAML, validated against a JSON schema, then built.
 
-A scenario says which hosts exist (``hardware`` classes and ``hosts``),
-which applications run (``profiles``, optionally from a shared
-``profile_library`` under ``scenarios/profiles/``), which instances start
+A scenario says which hosts exist (``hardware`` classes, optionally
+starting from a shipped host class with ``base:``, and ``hosts``), which
+applications run (``profiles``, optionally from shared libraries under
+``scenarios/profiles/``: ``profile_libraries``), which instances start
 and where (``instances`` and ``placement``: ``worst``, ``random``,
 ``nova_spread``, ``nova_pack`` or ``explicit``), which arrive later
 (``arrivals``), how long it runs (``epochs`` of ``epoch_s`` seconds, a
@@ -12,8 +13,19 @@ documents every field; :data:`SCHEMA` is the authority.
 
 Errors name the file and the field: ``ahn-wl1.yaml: profiles.milc.
 llc_apki: -1 is less than the minimum of 0``.
+
+**Versions.** ``format: 2`` is today's format. A file without ``format``
+is format 1, the format before hardware classes had distance matrices,
+shipped bases and flavors: :func:`migrate` rewrites it to format 2 with
+the same meaning (``profile_library: X`` becomes ``profile_libraries:
+[X]``; every other format-1 field means in format 2 what it meant), so
+operators' what-if files keep loading. :func:`dump` writes any
+:class:`Scenario` as a self-contained format-2 file (hardware classes
+expanded, profiles inline, every instance named and placed as the
+scenario says) that :func:`loads` reads back into an equal scenario.
 """
 
+import copy
 import dataclasses
 import os
 
@@ -27,7 +39,11 @@ from contention.sim import profiles
 SCENARIO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                             'scenarios')
 PROFILE_DIR = os.path.join(SCENARIO_DIR, 'profiles')
+HARDWARE_DIR = os.path.join(SCENARIO_DIR, 'hardware')
 PLACEMENTS = ('worst', 'random', 'nova_spread', 'nova_pack', 'explicit')
+#: The format this module writes; files without ``format`` are format 1.
+FORMAT = 2
+FORMATS = (1, 2)
 
 _NUM = {'type': 'number'}
 _POS = {'type': 'number', 'exclusiveMinimum': 0}
@@ -46,6 +62,9 @@ PERF_SCHEMA = {
     },
 }
 
+_MATRIX = {'type': 'array', 'minItems': 1,
+           'items': {'type': 'array', 'minItems': 1, 'items': _NN}}
+
 HARDWARE_SCHEMA = {
     'type': 'object', 'additionalProperties': False,
     'properties': {
@@ -61,6 +80,13 @@ HARDWARE_SCHEMA = {
                            'items': {'type': 'integer', 'minimum': 0}},
         'cpu_allocation_ratio': _POS, 'ram_allocation_ratio': _POS,
         'perf': PERF_SCHEMA,
+        'base': _NAME,
+        'distances': {'type': 'array', 'minItems': 1, 'items': {
+            'type': 'array', 'minItems': 1,
+            'items': {'type': 'integer', 'minimum': 10}}},
+        'mc_bandwidth_gbs_per_node': {'type': 'array', 'minItems': 1,
+                                      'items': _POS},
+        'link_bandwidth_gbs_per_pair': _MATRIX,
     },
 }
 
@@ -88,6 +114,8 @@ PROFILE_SCHEMA = {
         'response_cpu_share': _FRAC,
         'kind': {'type': 'string'}, 'desync_phases': {'type': 'boolean'},
         'description': {'type': 'string'},
+        'numa_nodes': _INT1,
+        'cpu_policy': {'enum': list(profiles.CPU_POLICIES)},
     },
 }
 
@@ -104,6 +132,11 @@ INSTANCE_SCHEMA = {
         'memory_socket': {'type': 'integer', 'minimum': 0},
         'quota': {'type': 'number', 'exclusiveMinimum': 0, 'maximum': 1},
         'movable': {'type': 'boolean'},
+        'nodes': {'type': 'array', 'minItems': 1, 'uniqueItems': True,
+                  'items': {'type': 'integer', 'minimum': 0}},
+        'memory_nodes': {'type': 'array', 'minItems': 1,
+                         'uniqueItems': True,
+                         'items': {'type': 'integer', 'minimum': 0}},
     },
 }
 
@@ -113,6 +146,7 @@ SCHEMA = {
     'type': 'object', 'additionalProperties': False,
     'required': ['name', 'hardware', 'hosts', 'instances'],
     'properties': {
+        'format': {'enum': list(FORMATS)},
         'name': _NAME,
         'description': {'type': 'string'},
         'synthetic': {'type': 'boolean'},
@@ -122,7 +156,7 @@ SCHEMA = {
         'audit_every': _INT1,
         'noise': _NN,
         'placement': {'enum': list(PLACEMENTS)},
-        'profile_library': _NAME,
+        'profile_libraries': {'type': 'array', 'items': _NAME},
         'hardware': {'type': 'object', 'minProperties': 1,
                      'propertyNames': _NAME,
                      'additionalProperties': HARDWARE_SCHEMA},
@@ -170,6 +204,10 @@ class InstanceSpec:
     memory_socket: int = None
     quota: float = 1.0
     movable: bool = True
+    #: Explicit NUMA nodes (host-local ids) for the vCPUs and memory,
+    #: overriding ``socket``/``memory_socket``; None = chosen by placement.
+    nodes: tuple = None
+    memory_nodes: tuple = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -200,6 +238,7 @@ class Scenario:
     audit_every: int = 1
     noise: float = 0.0
     migration: migration_mod.MigrationParams = migration_mod.MigrationParams()
+    synthetic: bool = False
 
 
 def available():
@@ -224,9 +263,14 @@ def load(name_or_path):
     """Load, validate and build a scenario by shipped name or file path."""
     path = resolve(name_or_path)
     source = os.path.basename(path)
+    with open(path, encoding='utf-8') as fh:
+        return loads(fh.read(), source)
+
+
+def loads(text, source='<string>'):
+    """Build a scenario from YAML text (any supported format)."""
     try:
-        with open(path, encoding='utf-8') as fh:
-            data = yaml.safe_load(fh)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ScenarioError(source, None, 'not valid YAML: %s' % exc)
     return from_dict(data, source)
@@ -248,6 +292,24 @@ def validate(data, source, schema=SCHEMA):
         raise ScenarioError(source, _field(error), error.message)
 
 
+def migrate(data, source='<scenario>'):
+    """A format-1 scenario mapping rewritten to format 2 (module doc).
+
+    Returns a new mapping; a format-2 mapping is returned unchanged.
+    """
+    version = data.get('format', 1)
+    if version not in FORMATS:
+        raise ScenarioError(source, 'format', 'unknown format %r (known: %s)'
+                            % (version, ', '.join(map(str, FORMATS))))
+    if version == FORMAT:
+        return data
+    out = copy.deepcopy(data)
+    out['format'] = FORMAT
+    if 'profile_library' in out:
+        out['profile_libraries'] = [out.pop('profile_library')]
+    return out
+
+
 def _profile(name, spec):
     spec = dict(spec)
     spec.pop('description', None)
@@ -261,7 +323,7 @@ def _profile(name, spec):
 def _library(name, source):
     path = os.path.join(PROFILE_DIR, name + '.yaml')
     if not os.path.exists(path):
-        raise ScenarioError(source, 'profile_library',
+        raise ScenarioError(source, 'profile_libraries',
                             'no profile library %r in %s' % (name,
                                                              PROFILE_DIR))
     with open(path, encoding='utf-8') as fh:
@@ -273,25 +335,91 @@ def _library(name, source):
     return data['profiles']
 
 
+def host_classes():
+    """The shipped host classes: {name: hardware entry mapping}."""
+    out = {}
+    for fname in sorted(os.listdir(HARDWARE_DIR)):
+        if not fname.endswith('.yaml'):
+            continue
+        with open(os.path.join(HARDWARE_DIR, fname), encoding='utf-8') as fh:
+            data = yaml.safe_load(fh) or {}
+        lib = 'hardware/%s' % fname
+        classes = data.get('host_classes') if isinstance(data, dict) else None
+        if not isinstance(classes, dict):
+            raise ScenarioError(lib, 'host_classes', 'missing')
+        for name, spec in classes.items():
+            validate(spec, '%s: %s' % (lib, name), HARDWARE_SCHEMA)
+            out[name] = spec
+    return out
+
+
+def _merge_base(name, spec, source):
+    """A hardware entry with its ``base`` class's fields under it."""
+    if 'base' not in spec:
+        return spec
+    known = host_classes()
+    base = spec['base']
+    if base not in known:
+        raise ScenarioError(source, 'hardware.%s.base' % name,
+                            'unknown host class %r (shipped: %s)'
+                            % (base, ', '.join(sorted(known))))
+    merged = copy.deepcopy(known[base])
+    for key, value in spec.items():
+        if key == 'base':
+            continue
+        if key == 'perf':
+            merged.setdefault('perf', {}).update(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def hardware_class(name, spec, source='<scenario>'):
+    """A :class:`~contention.sim.hardware.HardwareClass` from its entry."""
+    spec = dict(_merge_base(name, spec, source))
+    perf = hardware.PerfParams(**spec.pop('perf', {}))
+    if 'l3_mib_per_node' in spec:
+        perf = dataclasses.replace(perf,
+                                   l3_mib_per_node=spec['l3_mib_per_node'])
+    spec['reserved_nodes'] = tuple(spec.get('reserved_nodes', ()))
+    for key in ('distances', 'link_bandwidth_gbs_per_pair'):
+        if spec.get(key) is not None:
+            spec[key] = tuple(tuple(row) for row in spec[key])
+    if spec.get('mc_bandwidth_gbs_per_node') is not None:
+        spec['mc_bandwidth_gbs_per_node'] = tuple(
+            spec['mc_bandwidth_gbs_per_node'])
+    hw = hardware.HardwareClass(name=name, perf=perf, **spec)
+    for field, problem in hw.problems():
+        raise ScenarioError(source, 'hardware.%s.%s' % (name, field),
+                            problem)
+    return hw
+
+
+def _nodes_field(entry, key, hw, path, source):
+    nodes = entry.get(key)
+    if nodes is None:
+        return None
+    if hw is None:
+        raise ScenarioError(source, '%s.%s' % (path, key),
+                            'nodes need a host')
+    bad = [n for n in nodes if n >= hw.nodes or n in hw.reserved_nodes]
+    if bad:
+        raise ScenarioError(source, '%s.%s' % (path, key),
+                            'node %d is not a usable node of class %s '
+                            '(%d nodes, reserved %s)'
+                            % (bad[0], hw.name, hw.nodes,
+                               list(hw.reserved_nodes)))
+    return tuple(nodes)
+
+
 def from_dict(data, source='<scenario>'):
-    """Validate a decoded scenario and build a :class:`Scenario`."""
+    """Validate a decoded scenario (any format) and build a Scenario."""
     if not isinstance(data, dict):
         raise ScenarioError(source, None, 'expected a mapping at the top')
+    data = migrate(data, source)
     validate(data, source)
-    hw = {}
-    for name, spec in data['hardware'].items():
-        spec = dict(spec)
-        perf = hardware.PerfParams(**spec.pop('perf', {}))
-        if 'l3_mib_per_node' in spec:
-            perf = dataclasses.replace(perf,
-                                       l3_mib_per_node=spec['l3_mib_per_node'])
-        spec['reserved_nodes'] = tuple(spec.get('reserved_nodes', ()))
-        hw[name] = hardware.HardwareClass(name=name, perf=perf, **spec)
-        bad = [n for n in hw[name].reserved_nodes if n >= hw[name].nodes]
-        if bad:
-            raise ScenarioError(source, 'hardware.%s.reserved_nodes' % name,
-                                'node %d does not exist (%d nodes)'
-                                % (bad[0], hw[name].nodes))
+    hw = {name: hardware_class(name, spec, source)
+          for name, spec in data['hardware'].items()}
     hosts = []
     for i, entry in enumerate(data['hosts']):
         cls = entry['class']
@@ -312,25 +440,31 @@ def from_dict(data, source='<scenario>'):
                                 'twice' % n)
         seen.add(n)
     raw_profiles = {}
-    if 'profile_library' in data:
-        raw_profiles.update(_library(data['profile_library'], source))
+    for name in data.get('profile_libraries') or ():
+        raw_profiles.update(_library(name, source))
     raw_profiles.update(data.get('profiles') or {})
     profs = {n: _profile(n, s) for n, s in raw_profiles.items()}
     placement = data.get('placement', 'nova_spread')
     instances = []
-    host_names = {h for h, _ in hosts}
+    host_class = dict(hosts)
     for i, entry in enumerate(data['instances']):
         path = 'instances.%d' % i
         if entry['profile'] not in profs:
             raise ScenarioError(source, path + '.profile',
                                 'unknown profile %r' % entry['profile'])
-        if placement == 'explicit' and ('host' not in entry
-                                        or 'socket' not in entry):
+        if placement == 'explicit' and 'host' not in entry:
             raise ScenarioError(source, path, 'placement is explicit: '
-                                'host and socket are required')
-        if 'host' in entry and entry['host'] not in host_names:
+                                'host and socket (or nodes) are required')
+        if (placement == 'explicit' and 'socket' not in entry
+                and 'nodes' not in entry):
+            raise ScenarioError(source, path, 'placement is explicit: '
+                                'host and socket (or nodes) are required')
+        if 'host' in entry and entry['host'] not in host_class:
             raise ScenarioError(source, path + '.host',
                                 'unknown host %r' % entry['host'])
+        cls = hw[host_class[entry['host']]] if 'host' in entry else None
+        nodes = _nodes_field(entry, 'nodes', cls, path, source)
+        mem_nodes = _nodes_field(entry, 'memory_nodes', cls, path, source)
         count = entry.get('count', 1)
         base = entry.get('name', entry['profile'])
         for j in range(count):
@@ -340,7 +474,8 @@ def from_dict(data, source='<scenario>'):
                 host=entry.get('host'), socket=entry.get('socket'),
                 memory_socket=entry.get('memory_socket'),
                 quota=entry.get('quota', 1.0),
-                movable=entry.get('movable', True)))
+                movable=entry.get('movable', True),
+                nodes=nodes, memory_nodes=mem_nodes))
     names = [inst.name for inst in instances]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
@@ -371,4 +506,104 @@ def from_dict(data, source='<scenario>'):
         epoch_s=float(data.get('epoch_s', 60.0)),
         audit_every=data.get('audit_every', 1),
         noise=float(data.get('noise', 0.0)),
+        synthetic=bool(data.get('synthetic', False)),
         migration=migration_mod.MigrationParams(**(data.get('migration') or {})))
+
+
+# -- writing -------------------------------------------------------------
+
+def _plain(value):
+    """Tuples to lists, numpy scalars to Python numbers (for YAML)."""
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, 'item'):
+        return value.item()
+    return value
+
+
+def _hardware_dict(hw):
+    out = {}
+    for field in dataclasses.fields(hw):
+        if field.name in ('name', 'perf'):
+            continue
+        value = getattr(hw, field.name)
+        if value is None or (hw.distances is not None and field.name in (
+                'same_socket_distance', 'remote_distance')):
+            continue
+        out[field.name] = _plain(value)
+    out['perf'] = _plain(dataclasses.asdict(hw.perf))
+    return out
+
+
+def _profile_dict(prof):
+    out = {}
+    defaults = profiles.WorkloadProfile(name=prof.name)
+    for field in dataclasses.fields(prof):
+        if field.name == 'name':
+            continue
+        value = getattr(prof, field.name)
+        if value is None:
+            continue
+        if isinstance(value, profiles.Phases):
+            value = {'phases': _plain(value.phases)}
+        elif field.name not in ('cpu_demand',) and value == getattr(
+                defaults, field.name):
+            continue
+        out[field.name] = _plain(value)
+    return out
+
+
+def _instance_dict(inst):
+    out = {'profile': inst.profile, 'name': inst.name}
+    for key in ('host', 'socket', 'memory_socket', 'nodes', 'memory_nodes'):
+        value = getattr(inst, key)
+        if value is not None:
+            out[key] = _plain(value)
+    if inst.quota != 1.0:
+        out['quota'] = float(inst.quota)
+    if not inst.movable:
+        out['movable'] = False
+    return out
+
+
+def to_dict(scen):
+    """A :class:`Scenario` as a self-contained format-2 mapping."""
+    hosts = []
+    for name, cls in scen.hosts:
+        if hosts and hosts[-1]['class'] == cls:
+            hosts[-1]['names'].append(name)
+        else:
+            hosts.append({'class': cls, 'names': [name]})
+    out = {'format': FORMAT, 'name': scen.name}
+    if scen.description:
+        out['description'] = scen.description
+    if scen.synthetic:
+        out['synthetic'] = True
+    out.update({
+        'seed': int(scen.seed), 'epochs': int(scen.epochs),
+        'epoch_s': float(scen.epoch_s), 'audit_every': int(scen.audit_every),
+        'noise': float(scen.noise), 'placement': scen.placement,
+        'hardware': {n: _hardware_dict(h) for n, h in scen.hardware.items()},
+        'hosts': hosts,
+        'profiles': {n: _profile_dict(p) for n, p in scen.profiles.items()},
+        'instances': [_instance_dict(i) for i in scen.instances],
+    })
+    if scen.arrivals:
+        out['arrivals'] = [dict(epoch=a.epoch, profile=a.profile,
+                                count=a.count, quota=float(a.quota))
+                           for a in scen.arrivals]
+    out['migration'] = _plain(dataclasses.asdict(scen.migration))
+    return out
+
+
+def dump(scen):
+    """A :class:`Scenario` as format-2 YAML text; :func:`loads` reads it."""
+    header = ('# contention-sim scenario, format %d, written by '
+              'contention.sim.scenario.dump.\n' % FORMAT)
+    if scen.synthetic:
+        header += ('# Synthetic: figures from this scenario are '
+                   'simulated.\n')
+    return header + yaml.safe_dump(to_dict(scen), sort_keys=False,
+                                   default_flow_style=None, width=79)

@@ -33,12 +33,34 @@ _NAMESPACE = uuidlib.UUID('0b3f6a52-5f0e-4a57-9d51-3c1f7f2a9e11')
 POLICY_NAMESPACE = 'contention.sim.policies'
 
 
+#: Why the simulator refuses an action (what Nova or libvirt would refuse).
+REJECT_REASONS = {
+    'unknown_instance': 'the instance is not in the cluster',
+    'not_movable': 'the scenario pins the instance',
+    'unknown_host': 'the host is not in the cluster',
+    'bad_socket': 'the socket is not usable on that host',
+    'stale_source': 'the instance is no longer on the action\'s source host',
+    'same_host': 'a live migration to the instance\'s own host',
+    'no_room': 'the destination lacks vCPU or RAM room within its '
+               'allocation ratios while the instance lands',
+    'node_memory': 'a NUMA node would hold more memory than it has',
+    'pinned_cpus': 'a node would pin more dedicated vCPUs than it has CPUs',
+    'first_leg': 'a swap\'s first migration has no room on its destination '
+                 'while the other instance is still there (Nova needs a '
+                 'staging host)',
+    'bad_quota': 'a CPU quota outside (0, 1]',
+    'unknown_action': 'an action type the simulator does not know',
+    'no_host_for_arrival': 'no host had room for an arriving instance',
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Rejected:
-    """An action the simulator refused, and why."""
+    """An action the simulator refused, why, and the reason's short kind."""
 
     action: object
     reason: str
+    kind: str = ''
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,6 +122,9 @@ class RunResult:
     filtered_arrivals: int = 0
     simulated: bool = True
     notes: tuple = ()
+    #: ``rejected_actions`` by kind, ((kind, count), ...) sorted by kind
+    #: (kinds: :data:`REJECT_REASONS`).
+    rejected_reasons: tuple = ()
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -149,6 +174,8 @@ class Simulator(object):
         self.costs = migration.Costs()
         self.running = []
         self.rejected = 0
+        #: Rejected actions by kind (:data:`REJECT_REASONS`).
+        self.rejected_reasons = {}
         self.no_valid_host = 0
         self.filtered_arrivals = 0
         self._arrived = 0
@@ -190,7 +217,7 @@ class Simulator(object):
     def _overheads(self, dt):
         """Per-instance slowdown and per-node extra CPU/traffic of copies."""
         n = len(self.state.instances)
-        g = int(self.state._host_arrays()['node_cores'].shape[0])
+        g = int(self.state._host_arrays()['node_mc_bw'].shape[0])
         slowdown = np.zeros(n)
         extra_cpu = np.zeros(g)
         extra_traffic = np.zeros(g)
@@ -280,11 +307,7 @@ class Simulator(object):
         """vcpu_cpus and memory_mib_per_node of an instance."""
         inst = self.state.by_uuid[uuid]
         host = self.state.hosts[inst.host]
-        cursor = {}
-        for other in self.state.on_host(inst.host):
-            cpus = self._vcpu_cpus(other, host.model.topology, cursor)
-            if other is inst:
-                break
+        cpus = self.state.cpu_assignment(inst.host)[uuid]
         return dict(vcpu_cpus=cpus, memory_mib_per_node={
             host.model.node_ids[k]: float(inst.memory_mib * f)
             for k, f in enumerate(inst.mem_frac) if f > 0})
@@ -301,8 +324,7 @@ class Simulator(object):
         """InstanceRecords (counters of the last interval) of host h."""
         last = self._last
         host = self.state.hosts[h]
-        topo = host.model.topology
-        cursor = {}
+        assigned = self.state.cpu_assignment(h)
         records = []
         for i, uuid in enumerate(last['uuids']):
             inst = self.state.by_uuid[uuid]
@@ -315,28 +337,12 @@ class Simulator(object):
                 uuid=uuid, name=inst.name, vcpus=inst.vcpus,
                 memory_mib=inst.memory_mib, flavor=inst.profile.name,
                 image_id=inst.profile.name,
-                vcpu_cpus=self._vcpu_cpus(inst, topo, cursor),
+                vcpu_cpus=assigned[uuid],
                 memory_mib_per_node={
                     host.model.node_ids[k]: float(inst.memory_mib * frac)
                     for k, frac in enumerate(inst.mem_frac) if frac > 0},
                 cpu_quota=inst.quota, counters=counts))
         return records
-
-    def _vcpu_cpus(self, inst, topo, cursor):
-        """Host CPUs for each vCPU: round-robin over each node's CPUs."""
-        model = self.state.hosts[inst.host].model
-        counts = np.floor(inst.vcpu_frac * inst.vcpus + 1e-9).astype(int)
-        rest = inst.vcpus - counts.sum()
-        for k in np.argsort(-(inst.vcpu_frac * inst.vcpus - counts))[:rest]:
-            counts[k] += 1
-        cpus = []
-        for k, count in enumerate(counts):
-            node = topo.node(model.node_ids[k])
-            for _ in range(count):
-                pos = cursor.get(node.id, 0)
-                cpus.append(node.cpus[pos % len(node.cpus)])
-                cursor[node.id] = pos + 1
-        return tuple(cpus)
 
     def host_reports(self, interval_s=None):
         """One :class:`~contention.report.HostReport` per host (last epoch).
@@ -375,14 +381,17 @@ class Simulator(object):
                 telemetry_age_s=0.0))
         position = {u: i for i, u in enumerate(last['uuids'])}
         instances = []
+        assigned = {}
         for inst in self.state.instances:
+            if inst.host not in assigned:
+                assigned[inst.host] = self.state.cpu_assignment(inst.host)
             instances.append(self._instance_view(inst, position.get(
-                inst.uuid)))
+                inst.uuid), assigned[inst.host][inst.uuid]))
         return cluster.ClusterView(hosts=tuple(hosts),
                                    instances=tuple(instances),
                                    now=1.0e9 + self.now)
 
-    def _instance_view(self, inst, i):
+    def _instance_view(self, inst, i, cpus):
         host = self.state.hosts[inst.host]
         topo = host.model.topology
         metrics = report.Metrics()
@@ -394,7 +403,7 @@ class Simulator(object):
                 for name in counters_mod.NAMES})
             metrics = aggregate.derive_metrics(
                 counts, last['dt'], inst.vcpus,
-                self._vcpu_cpus(inst, topo, {}),
+                cpus,
                 {host.model.node_ids[k]: inst.memory_mib * f
                  for k, f in enumerate(inst.mem_frac) if f > 0}, topo)
             occupancy = float(counts.llc_occupancy_bytes)
@@ -438,7 +447,7 @@ class Simulator(object):
                          for h in range(len(self.state.hosts))
                          if placement.fits(self.state, h, inst)]
                 if not names:
-                    self.rejected += 1
+                    self._count_rejected('no_host_for_arrival')
                     continue
                 pending = cluster.InstanceView(
                     uuid=inst.uuid, host='', vcpus=inst.vcpus,
@@ -482,23 +491,55 @@ class Simulator(object):
             try:
                 self._apply(action)
             except _Refused as exc:
-                rejected.append(Rejected(action, str(exc)))
-                self.rejected += 1
+                rejected.append(Rejected(action, str(exc), exc.kind))
+                self._count_rejected(exc.kind)
             else:
                 applied.append(action)
         return ApplyResult(tuple(applied), tuple(rejected))
 
+    def dry_run(self, plan):
+        """What :meth:`apply` would accept and refuse, changing nothing.
+
+        The plan runs, action by action, on :meth:`scratch`, so a policy
+        that plans with ground truth (the oracle) can emit only what the
+        simulator accepts.
+        """
+        return self.scratch().apply(plan)
+
+    def scratch(self):
+        """A copy of the cluster's placement that actions can be tried on.
+
+        Placements and capacity only (no costs that matter, no counters,
+        no performance); :meth:`apply` on it checks exactly as here.
+        """
+        scratch = object.__new__(Simulator)
+        scratch.scenario = self.scenario
+        scratch.epoch = self.epoch
+        scratch.costs = migration.Costs()
+        scratch.running = []
+        scratch.rejected = 0
+        scratch.rejected_reasons = {}
+        scratch.state = state_mod.ClusterState(self.state.hosts)
+        for inst in self.state.instances:
+            scratch.state.add(dataclasses.replace(inst))
+        return scratch
+
+    def _count_rejected(self, kind):
+        self.rejected += 1
+        self.rejected_reasons[kind] = self.rejected_reasons.get(kind, 0) + 1
+
     def _inst(self, uuid):
         inst = self.state.by_uuid.get(uuid)
         if inst is None:
-            raise _Refused('instance %s is not in the cluster' % uuid)
+            raise _Refused('unknown_instance',
+                           'instance %s is not in the cluster' % uuid)
         if not inst.movable:
-            raise _Refused('instance %s is not movable' % uuid)
+            raise _Refused('not_movable', 'instance %s is not movable' % uuid)
         return inst
 
     def _host(self, name):
         if name not in self.state.host_index:
-            raise _Refused('host %s is not in the cluster' % name)
+            raise _Refused('unknown_host', 'host %s is not in the cluster' % name)
         return self.state.host_index[name]
 
     def _socket(self, h, socket, inst):
@@ -506,7 +547,8 @@ class Simulator(object):
         if socket is None:
             return placement.choose_socket(self.state, h, inst)
         if socket not in usable:
-            raise _Refused('socket %s of %s is not usable (usable: %s)'
+            raise _Refused('bad_socket',
+                           'socket %s of %s is not usable (usable: %s)'
                            % (socket, self.state.hosts[h].name,
                               list(usable)))
         return socket
@@ -515,14 +557,24 @@ class Simulator(object):
         cpu, mem = placement.host_free(self.state, h)
         name = self.state.hosts[h].name
         if cpu < -1e-9 or mem < -1e-9:
-            raise _Refused('%s would be over capacity (%.0f vCPUs, %.0f MiB '
+            raise _Refused('no_room', '%s would be over capacity (%.0f vCPUs, '
+                           '%.0f MiB '
                            'free)' % (name, cpu, mem))
         model = self.state.hosts[h].model
         used = self.state.memory_on_nodes(h)
         limit = model.memory_mib * self.state.hosts[h].hw.ram_allocation_ratio
         over = np.nonzero(used > limit + 1e-6)[0]
+        pinned = self.state.pinned_on_nodes(h)
+        cpus = model.cores * model.threads
+        short = np.nonzero(pinned > cpus + 1e-6)[0]
+        if len(short):
+            raise _Refused('pinned_cpus', 'node %d of %s would pin %.0f '
+                           'dedicated vCPUs on %.0f CPUs'
+                           % (model.node_ids[short[0]], name,
+                              pinned[short[0]], cpus[short[0]]))
         if len(over):
-            raise _Refused('node %d of %s would hold %.0f MiB of %.0f'
+            raise _Refused('node_memory',
+                           'node %d of %s would hold %.0f MiB of %.0f'
                            % (model.node_ids[over[0]], name,
                               used[over[0]], limit[over[0]]))
 
@@ -538,21 +590,29 @@ class Simulator(object):
 
     def _apply(self, action):
         if isinstance(action, cluster.Swap):
+            # Nova runs a swap as two live migrations, one after the
+            # other: the first lands while the second instance is still on
+            # its destination, so it needs room there; the second leaves
+            # only once the first has landed, and undoing the first when
+            # the second fails restores the cluster.
             a = self._inst(action.first.instance)
             b = self._inst(action.second.instance)
             snap = self._snapshot([a, b])
             running = list(self.running)
             costs = dataclasses.replace(self.costs)
             try:
-                self._migrate(action.first, check=False)
-                self._migrate(action.second, check=False)
-                for h in {a.host, b.host}:
-                    self._check(h)
-            except _Refused:
+                self._migrate(action.first, check=True)
+            except _Refused as exc:
+                if exc.kind in ('no_room', 'node_memory', 'pinned_cpus'):
+                    raise _Refused('first_leg', 'first leg: %s' % exc)
+                raise
+            try:
+                self._migrate(action.second, check=True)
+            except _Refused as exc:
                 self._restore(snap)
                 self.running = running
                 self.costs = costs
-                raise
+                raise _Refused(exc.kind, 'second leg: %s' % exc)
         elif isinstance(action, cluster.Migrate):
             self._migrate(action, check=True)
         elif isinstance(action, cluster.Repin):
@@ -560,23 +620,25 @@ class Simulator(object):
         elif isinstance(action, cluster.CpuQuota):
             inst = self._inst(action.instance)
             if not 0 < action.quota <= 1:
-                raise _Refused('quota %r is not in (0, 1]' % action.quota)
+                raise _Refused('bad_quota',
+                               'quota %r is not in (0, 1]' % action.quota)
             if inst.quota != action.quota:
                 inst.quota = float(action.quota)
                 self.costs.quota_changes += 1
         else:
-            raise _Refused('unknown action %r' % (action,))
+            raise _Refused('unknown_action', 'unknown action %r' % (action,))
 
     def _migrate(self, action, check):
         inst = self._inst(action.instance)
         src = self._host(action.source_host)
         if inst.host != src:
-            raise _Refused('%s is on %s, not %s' % (
+            raise _Refused('stale_source', '%s is on %s, not %s' % (
                 inst.uuid, self.state.hosts[inst.host].name,
                 action.source_host))
         dst = self._host(action.dest_host)
         if dst == src:
-            raise _Refused('migration of %s to its own host' % inst.uuid)
+            raise _Refused('same_host',
+                           'migration of %s to its own host' % inst.uuid)
         snap = self._snapshot([inst])
         src_nodes = self._gids(src, inst.mem_frac)
         socket = self._socket(dst, action.dest_socket, inst)
@@ -600,19 +662,20 @@ class Simulator(object):
         inst = self._inst(action.instance)
         h = self._host(action.host)
         if inst.host != h:
-            raise _Refused('%s is not on %s' % (inst.uuid, action.host))
+            raise _Refused('stale_source',
+                           '%s is not on %s' % (inst.uuid, action.host))
         socket = self._socket(h, action.dest_socket, inst)
         snap = self._snapshot([inst])
         before_v, before_m = inst.vcpu_frac, inst.mem_frac
-        new_v = self.state.spread(h, socket)
+        new_v = self.state.spread(h, socket, inst)
         inst.vcpu_frac = new_v
         if action.move_memory:
             inst.mem_frac = new_v.copy()
-            try:
-                self._check(h)
-            except _Refused:
-                self._restore(snap)
-                raise
+        try:
+            self._check(h)
+        except _Refused:
+            self._restore(snap)
+            raise
         moved_v = 0.5 * np.abs(new_v - before_v).sum() * inst.vcpus
         self.costs.vcpu_moves += float(moved_v)
         moved_m = 0.5 * np.abs(inst.mem_frac - before_m).sum()
@@ -690,11 +753,20 @@ class Simulator(object):
             decision_wall_s=float(decision_wall_s),
             solver_wall_s=float(self.solver_wall_s),
             no_valid_host=self.no_valid_host,
-            filtered_arrivals=self.filtered_arrivals, notes=tuple(notes))
+            filtered_arrivals=self.filtered_arrivals, notes=tuple(notes),
+            rejected_reasons=tuple(sorted(self.rejected_reasons.items())))
 
 
 class _Refused(Exception):
-    """An action the emulated cluster cannot run; the message says why."""
+    """An action the emulated cluster cannot run; the message says why.
+
+    ``kind`` is the short reason counted in ``RunResult.rejected_reasons``
+    (:data:`REJECT_REASONS`).
+    """
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
 
 
 def run(scenario, policy, epochs=None, seed=None, placement_policy=None):

@@ -1,10 +1,14 @@
 """The contention solver: a placement in, every VM's speed out.
 
 Everything is a numpy array over the whole cluster at once, so one call
-solves thousands of hosts. Indices: ``i`` an instance, ``n`` a NUMA node
-of its host where its vCPUs run, ``k`` a node of its host holding its
-memory (``n`` and ``k`` are host-local, 0..N-1, padded to the largest
-host), ``g(i, n)`` the cluster-wide index of that node. The model, per
+solves thousands of hosts. Indices: ``i`` an instance, ``n`` an **L3
+domain** of its host where its vCPUs run (a domain is the CPUs sharing one
+last-level cache inside one NUMA node: the node itself on most Intel
+parts, a CCX on AMD Zen), ``k`` a NUMA node of its host holding its
+memory (``n`` and ``k`` are host-local, padded to the largest host),
+``g(i, n)`` the cluster-wide index of that domain and ``node(n)`` the NUMA
+node it belongs to. Cores, threads and caches are per domain; memory
+controllers per node; links per ordered pair of nodes. The model, per
 fixed-point iteration (equations also in ``doc/simulator.md``):
 
 1. **CPU time.** Instance ``i`` wants ``w_i = v_i * min(d_i, q_i)`` cores
@@ -23,12 +27,14 @@ fixed-point iteration (equations also in ``doc/simulator.md``):
    scaled to its share of vCPUs there: ``m_in = MRC_i(o_in / f_in)``.
    Misses per second ``r_in = IPS_i * (u_in / u_i) * a_i / 1000 * m_in``
    (``a_i`` = LLC accesses per kilo-instruction).
-4. **DRAM traffic** ``B_ink = 64 (1 + wb_i) r_in M_ik`` bytes/s from node
-   n to the memory on node k (``M_ik`` its memory fraction there), plus
-   migration copy traffic. Memory-controller utilisation ``U_k = sum B /
-   BW_k``; link utilisation ``U_nk`` for n != k likewise.
-5. **Latency** of a miss from n to k: ``L_nk = L_0 * dist(n, k) / 10 +
-   Q_mc U_k / (1 - U_k) + [n != k] Q_link U_nk / (1 - U_nk)`` (M/M/1-like
+4. **DRAM traffic** ``B_ink = 64 (1 + wb_i) r_in M_ik`` bytes/s from
+   domain n to the memory on node k (``M_ik`` its memory fraction there),
+   plus migration copy traffic. Memory-controller utilisation ``U_k = sum
+   B / BW_k``; the utilisation of the link from node(n) to k (node(n) !=
+   k) likewise, with that link's own bandwidth.
+5. **Latency** of a miss from n to k: ``L_nk = L_0 * dist(node(n), k) /
+   10 + Q_mc U_k / (1 - U_k) + [node(n) != k] Q_link U_nk / (1 - U_nk)``
+   (M/M/1-like
    queueing; utilisations are clipped at 0.99 inside an iteration, and the
    fixed point settles where demand fits because throughput falls as
    latency rises).
@@ -61,9 +67,14 @@ _LAT_RHO_MAX = 0.95
 class Problem:
     """The arrays of one cluster state (see module docstring for symbols).
 
-    Node arrays have length G (all nodes of all hosts); host arrays H;
-    instance arrays I, with (I, N) per-node fractions, N = most nodes of
-    any host.
+    ``node_cores``, ``node_threads``, ``node_l3``, ``node_smt_gain`` and
+    ``node_extra_cpu`` are per L3 domain (length G, all domains of all
+    hosts; a domain is the node itself where a node has one L3);
+    ``node_mc_bw``, ``node_mc_q`` and ``node_extra_traffic`` per NUMA
+    node (length GN). Host arrays have length H; instance arrays I, with
+    ``vcpu_frac`` (I, D) over domains and ``mem_frac`` (I, N) over nodes.
+    ``dom_node`` / ``host_node_offset`` / ``host_dom_node`` map domains
+    to nodes; left None, domains and nodes are the same (one L3 a node).
     """
 
     node_cores: np.ndarray
@@ -77,7 +88,8 @@ class Problem:
     host_lat: np.ndarray
     host_link_bw: np.ndarray
     host_link_q: np.ndarray
-    #: (H, N, N) SLIT / 10, 1 where padded.
+    #: (H, D, N) unloaded latency multiplier from each domain's node
+    #: (hardware.remote_latency_factor), 1 where padded.
     host_latency_factor: np.ndarray
     inst_host: np.ndarray
     vcpus: np.ndarray
@@ -102,6 +114,10 @@ class Problem:
     node_extra_traffic: np.ndarray = None
     #: CPI of each instance alone (for latency VMs); None = use own CPI.
     cpi_ref: np.ndarray = None
+    #: (H,) first global node index of each host; (H, D) host-local node
+    #: index of each domain column. None: the same as the domains.
+    host_node_offset: np.ndarray = None
+    host_dom_node: np.ndarray = None
 
     @property
     def n_nodes(self):
@@ -110,6 +126,14 @@ class Problem:
     @property
     def width(self):
         return self.vcpu_frac.shape[1]
+
+    @property
+    def mem_width(self):
+        return self.mem_frac.shape[1]
+
+    @property
+    def n_mem_nodes(self):
+        return len(self.node_mc_bw)
 
 
 @dataclasses.dataclass
@@ -143,6 +167,30 @@ def _gid(p):
     return np.minimum(gid, p.n_nodes - 1)
 
 
+def _mem_gid(p):
+    offset = (p.host_offset if p.host_node_offset is None
+              else p.host_node_offset)
+    gid = offset[p.inst_host][:, None] + np.arange(p.mem_width)[None, :]
+    return np.minimum(gid, p.n_mem_nodes - 1)
+
+
+def _dom_node(p):
+    """(H, D) host-local node of each domain column."""
+    if p.host_dom_node is not None:
+        return p.host_dom_node
+    return np.broadcast_to(np.arange(p.width)[None, :],
+                           (len(p.host_freq), p.width))
+
+
+def _link_bw(p):
+    """(H * N * N) link bandwidths, from per-host or per-pair values."""
+    bw = np.asarray(p.host_link_bw, dtype=float)
+    wn = p.mem_width
+    if bw.ndim == 1:
+        return bw.repeat(wn * wn)
+    return bw.reshape(-1)
+
+
 def _cpu(p, gid, want):
     """Per-slice CPU share: step 1 of the module docstring."""
     g = p.n_nodes
@@ -162,21 +210,23 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
     """Solve a :class:`Problem` to its fixed point; return a Solution."""
     n_inst = len(p.vcpus)
     g = p.n_nodes
-    width = p.width
+    gn = p.n_mem_nodes
+    wn = p.mem_width
     gid = _gid(p)
+    mgid = _mem_gid(p)
     flat = gid.ravel()
     f = p.vcpu_frac
     on = f > 0
     freq = p.host_freq[p.inst_host]
     lat0 = p.host_lat[p.inst_host]
-    lf = p.host_latency_factor[p.inst_host]              # (I, N, N)
-    pair = (p.inst_host[:, None, None] * width * width
-            + np.arange(width)[None, :, None] * width
-            + np.arange(width)[None, None, :])
-    n_pairs = len(p.host_freq) * width * width
-    offdiag = ~np.eye(width, dtype=bool)[None, :, :]
-    link_bw = p.host_link_bw.repeat(width * width)
-    link_q = p.host_link_q.repeat(width * width)
+    lf = p.host_latency_factor[p.inst_host]              # (I, D, N)
+    src = _dom_node(p)[p.inst_host]                      # (I, D)
+    pair = (p.inst_host[:, None, None] * wn * wn
+            + src[:, :, None] * wn + np.arange(wn)[None, None, :])
+    n_pairs = len(p.host_freq) * wn * wn
+    offdiag = src[:, :, None] != np.arange(wn)[None, None, :]
+    link_bw = _link_bw(p)
+    link_q = p.host_link_q.repeat(wn * wn)
     cap = p.footprint[:, None] * f
     capacity = p.node_l3
     ws = np.maximum(p.ws_bytes, 1.0)[:, None]
@@ -195,13 +245,13 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
                                    / np.maximum(sharers[gid], 1.0), 0.0))
     converged = False
     it = 0
-    rho_mc = np.zeros(g)
+    rho_mc = np.zeros(gn)
     rho_link = np.zeros(n_pairs)
     lat_slice = np.zeros_like(f)
     m_slice = np.zeros_like(f)
-    alpha_mc = np.full(g, 0.5)
+    alpha_mc = np.full(gn, 0.5)
     alpha_link = np.full(n_pairs, 0.5)
-    last_mc = np.zeros(g)
+    last_mc = np.zeros(gn)
     last_link = np.zeros(n_pairs)
     for it in range(1, max_iter + 1):
         if lat_inst.any():
@@ -217,7 +267,7 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
         # 5. latency of a miss from n to k, at the current utilisations
         q_mc = p.node_mc_q * rho_mc / (1.0 - rho_mc)
         q_link = link_q * rho_link / (1.0 - rho_link)
-        lat = (lat0[:, None, None] * lf + q_mc[gid][:, None, :]
+        lat = (lat0[:, None, None] * lf + q_mc[mgid][:, None, :]
                + q_link[pair] * offdiag)
         lat_slice = (p.mem_frac[:, None, :] * lat).sum(axis=2)
         # 3. miss ratio at the current occupancy
@@ -255,8 +305,8 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
         # target crosses it (a bracketing search, robust near saturation)
         bytes_slice = miss * LINE_BYTES * (1.0 + p.wb[:, None])
         traffic = bytes_slice[:, :, None] * p.mem_frac[:, None, :]
-        mc_load = np.bincount(flat, traffic.sum(axis=1).ravel(),
-                              minlength=g)
+        mc_load = np.bincount(mgid.ravel(), traffic.sum(axis=1).ravel(),
+                              minlength=gn)
         if p.node_extra_traffic is not None:
             mc_load = mc_load + p.node_extra_traffic
         link_load = np.bincount(pair.ravel(), (traffic * offdiag).ravel(),
@@ -280,7 +330,8 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
     refs = ips * p.apki / 1000.0
     misses = ips[:, None] * weight * p.apki[:, None] / 1000.0 * m_slice
     bytes_slice = misses * LINE_BYTES * (1.0 + p.wb[:, None])
-    local = (bytes_slice * p.mem_frac).sum(axis=1)
+    local = (bytes_slice * np.take_along_axis(p.mem_frac, src, axis=1)
+             ).sum(axis=1)
     per_vcpu_avail = np.minimum(p.quota, 1.0) * (
         (f * share[gid]).sum(axis=1))
     return Solution(
@@ -291,28 +342,41 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
         bytes_local_per_s=local, bytes_total_per_s=bytes_slice.sum(axis=1),
         mean_latency_ns=1e9 * (weight * lat_slice).sum(axis=1),
         node_mc_util=rho_mc, node_cpu_demand=node_dem,
-        link_util=rho_link.reshape(len(p.host_freq), width, width),
+        link_util=rho_link.reshape(len(p.host_freq), wn, wn),
         iterations=it, converged=converged)
 
 
 def alone(p):
     """The :class:`Problem` of every instance alone on an idle host.
 
-    Each instance gets one node of its own host's class (the cache and
-    memory controller of its host's first node, enough cores for its
-    vCPUs), local memory, no quota and no migration slowdown.
+    Each instance gets one L3 domain of its own host's class (the cache
+    of its host's first domain and the memory controller of that domain's
+    node, enough cores for its vCPUs), local memory, no quota and no
+    migration slowdown.
     """
     n_inst = len(p.vcpus)
     first = p.host_offset[p.inst_host]
+    if p.host_node_offset is None:
+        first_node = first
+    else:
+        first_node = (p.host_node_offset[p.inst_host]
+                      + _dom_node(p)[p.inst_host, 0])
     ones = np.ones(n_inst)
+    link = np.asarray(p.host_link_bw, dtype=float)
+    if link.ndim == 1:
+        link = link[p.inst_host]
+    else:
+        link = (np.max(link[p.inst_host].reshape(n_inst, -1), axis=1)
+                if n_inst else np.zeros(0))
     return Problem(
         node_cores=np.maximum(p.node_cores[first], p.vcpus.astype(float)),
         node_threads=ones.copy(),
-        node_l3=p.node_l3[first], node_mc_bw=p.node_mc_bw[first],
-        node_smt_gain=p.node_smt_gain[first], node_mc_q=p.node_mc_q[first],
+        node_l3=p.node_l3[first], node_mc_bw=p.node_mc_bw[first_node],
+        node_smt_gain=p.node_smt_gain[first],
+        node_mc_q=p.node_mc_q[first_node],
         host_offset=np.arange(n_inst),
         host_freq=p.host_freq[p.inst_host], host_lat=p.host_lat[p.inst_host],
-        host_link_bw=p.host_link_bw[p.inst_host],
+        host_link_bw=link,
         host_link_q=p.host_link_q[p.inst_host],
         host_latency_factor=np.ones((n_inst, 1, 1)),
         inst_host=np.arange(n_inst), vcpus=p.vcpus,

@@ -3,9 +3,14 @@
 Where a VM is, for the solver, is two vectors over its host's NUMA nodes:
 ``vcpu_frac`` (the fraction of its vCPUs on each node) and ``mem_frac``
 (the fraction of its memory on each). Placing on a *socket* spreads both
-evenly over the socket's usable nodes. :meth:`ClusterState.problem` turns
-the state at time ``t`` into the arrays of :class:`contention.sim.solver.
-Problem`.
+evenly over the nodes its flavor takes there (every usable node of the
+socket, or ``numa_nodes`` of them, spilling to other sockets when the
+flavor spans more nodes than a socket has: :meth:`ClusterState.
+flavor_nodes`). Inside a node, vCPUs reach the L3 domains as their CPU
+policy says (:meth:`ClusterState.cpu_assignment`): shared vCPUs float
+over all the node's CPUs; dedicated vCPUs hold the CPUs Nova's pinning
+gives them. :meth:`ClusterState.problem` turns the state at time ``t``
+into the arrays of :class:`contention.sim.solver.Problem`.
 """
 
 import dataclasses
@@ -95,22 +100,69 @@ class ClusterState(object):
         """(vCPUs, MiB) of the instances on a host."""
         return tuple(self._used.get(host, (0.0, 0.0)))
 
-    def spread(self, host, socket):
-        """A node-fraction vector spreading evenly over a socket."""
+    def spread(self, host, socket, inst=None):
+        """A node-fraction vector over the nodes ``inst`` takes on a socket.
+
+        Without ``inst`` (or with a flavor that does not set
+        ``numa_nodes``) every usable node of the socket.
+        """
         model = self.hosts[host].model
         frac = np.zeros(model.n_nodes)
-        idx = list(model.node_indices_of_socket(socket))
+        idx = list(self.flavor_nodes(host, socket, inst))
         if not idx:
             raise ValueError('host %s has no usable node on socket %s'
                              % (self.hosts[host].name, socket))
         frac[idx] = 1.0 / len(idx)
         return frac
 
+    def nodes_frac(self, host, nodes):
+        """A node-fraction vector spreading evenly over node ids."""
+        model = self.hosts[host].model
+        frac = np.zeros(model.n_nodes)
+        idx = [model.node_ids.index(n) for n in nodes]
+        frac[idx] = 1.0 / len(idx)
+        return frac
+
+    def flavor_nodes(self, host, socket, inst=None):
+        """Node indices an instance's flavor takes, starting on ``socket``.
+
+        ``hw:numa_nodes = N``: the N usable nodes with the most free cores
+        on the socket (ties: lowest index), then, when the socket has
+        fewer than N usable nodes, the next sockets' (Nova spans sockets
+        only when it must). None: every usable node of the socket.
+        """
+        model = self.hosts[host].model
+        want = getattr(getattr(inst, 'profile', None), 'numa_nodes', None)
+        own = list(model.node_indices_of_socket(socket))
+        if not want:
+            return tuple(own)
+        free = self.node_free_cores(host, exclude=inst)
+        order = sorted(own, key=lambda k: (-free[k], k))
+        others = [k for k in model.usable_node_indices() if k not in own]
+        order += sorted(others, key=lambda k: (-free[k], k))
+        return tuple(sorted(order[:want]))
+
+    def node_free_cores(self, host, exclude=None):
+        """Per node: cores minus cores allocated (vCPUs x quota)."""
+        model = self.hosts[host].model
+        used = np.zeros(model.n_nodes)
+        for i in self.on_host(host):
+            if i is not exclude and i.vcpu_frac is not None:
+                used += i.vcpus * i.quota * i.vcpu_frac
+        return model.cores - used
+
     def place(self, inst, host, socket, mem_socket=None):
         self.set_host(inst, host)
-        inst.vcpu_frac = self.spread(host, socket)
-        inst.mem_frac = self.spread(
-            host, socket if mem_socket is None else mem_socket)
+        inst.vcpu_frac = self.spread(host, socket, inst)
+        inst.mem_frac = (inst.vcpu_frac.copy() if mem_socket is None
+                         or mem_socket == socket
+                         else self.spread(host, mem_socket, inst))
+
+    def place_nodes(self, inst, host, nodes, mem_nodes=None):
+        """Place on explicit node ids (memory on ``mem_nodes`` or the same)."""
+        self.set_host(inst, host)
+        inst.vcpu_frac = self.nodes_frac(host, nodes)
+        inst.mem_frac = self.nodes_frac(host, mem_nodes or nodes)
 
     def socket_of(self, inst, frac=None):
         """The socket holding most of ``frac`` (default: the vCPUs)."""
@@ -133,6 +185,15 @@ class ClusterState(object):
         return sorted(members.values(),
                       key=lambda i: self._position[i.uuid])
 
+    def pinned_on_nodes(self, host):
+        """Dedicated (pinned) vCPUs on each node of a host."""
+        model = self.hosts[host].model
+        used = np.zeros(model.n_nodes)
+        for inst in self.on_host(host):
+            if inst.profile.cpu_policy == 'dedicated':
+                used += inst.vcpus * inst.vcpu_frac
+        return used
+
     def memory_on_nodes(self, host):
         """MiB of instance memory on each node of a host."""
         model = self.hosts[host].model
@@ -148,40 +209,141 @@ class ClusterState(object):
 
     # -- solver arrays ----------------------------------------------------
 
+    @property
+    def dom_width(self):
+        return max(h.model.n_domains for h in self.hosts)
+
     def _host_arrays(self):
         if self._static is None:
             w = self.width
+            wd = self.dom_width
             models = [h.model for h in self.hosts]
             offset = np.cumsum([0] + [m.n_nodes for m in models])[:-1]
-            lf = np.ones((len(models), w, w))
+            dom_offset = np.cumsum([0] + [m.n_domains
+                                          for m in models])[:-1]
+            lf = np.ones((len(models), wd, w))
+            link = np.ones((len(models), w, w))
+            dom_node = np.zeros((len(models), wd), dtype=int)
+            split = np.zeros((len(models), w, wd))
             for i, m in enumerate(models):
-                lf[i, :m.n_nodes, :m.n_nodes] = m.latency_factor
+                lf[i, :m.n_domains, :m.n_nodes] = m.latency_factor[
+                    m.dom_node]
+                link[i, :m.n_nodes, :m.n_nodes] = m.link_bw
+                dom_node[i, :m.n_domains] = m.dom_node
+                split[i, :m.n_nodes, :m.n_domains] = m.domain_split()
 
-            def per_node(fn):
+            def per_dom(fn):
                 return np.concatenate([fn(m) for m in models])
             self._static = dict(
-                node_cores=per_node(lambda m: m.cores),
-                node_threads=per_node(lambda m: m.threads),
-                node_l3=per_node(lambda m: m.l3_bytes),
-                node_mc_bw=per_node(lambda m: np.full(
-                    m.n_nodes, m.perf.mc_bandwidth_gbs * 1e9)),
-                node_smt_gain=per_node(lambda m: np.full(
-                    m.n_nodes, m.perf.smt_gain)),
-                node_mc_q=per_node(lambda m: np.full(
+                node_cores=per_dom(lambda m: m.dom_cores),
+                node_threads=per_dom(lambda m: m.dom_threads),
+                node_l3=per_dom(lambda m: m.dom_l3_bytes),
+                node_mc_bw=per_dom(lambda m: m.mc_bw),
+                node_smt_gain=per_dom(lambda m: np.full(
+                    m.n_domains, m.perf.smt_gain)),
+                node_mc_q=per_dom(lambda m: np.full(
                     m.n_nodes, m.perf.mc_queue_ns * 1e-9)),
-                host_offset=offset,
+                host_offset=dom_offset,
+                host_node_offset=offset,
+                host_dom_node=dom_node,
                 host_freq=np.array([m.perf.freq_ghz * 1e9 for m in models]),
                 host_lat=np.array([m.perf.local_latency_ns * 1e-9
                                    for m in models]),
-                host_link_bw=np.array([m.perf.link_bandwidth_gbs * 1e9
-                                       for m in models]),
+                host_link_bw=link,
                 host_link_q=np.array([m.perf.link_queue_ns * 1e-9
                                       for m in models]),
                 host_latency_factor=lf)
+            self._split = split
+            self._node_dom_share = per_dom(
+                lambda m: (m.dom_cores * m.dom_threads)
+                / np.maximum((m.cores * m.threads)[m.dom_node], 1e-12))
+            self._dom_global_node = np.concatenate(
+                [offset[i] + m.dom_node for i, m in enumerate(models)])
         return self._static
 
     def node_offset(self, host):
-        return int(self._host_arrays()['host_offset'][host])
+        """First cluster-wide NUMA-node index of a host."""
+        return int(self._host_arrays()['host_node_offset'][host])
+
+    def cpu_assignment(self, host):
+        """{uuid: host CPUs of its vCPUs} on one host, in instance order.
+
+        Dedicated vCPUs take the first free CPUs of their nodes in Nova's
+        pinning order (L3 domain by domain, a core's threads together);
+        shared vCPUs are listed round-robin over their nodes' CPUs, one a
+        vCPU (where they float). Both the solver's L3-domain fractions and
+        the reports' ``vcpu_cpus`` come from here.
+        """
+        model = self.hosts[host].model
+        topo = model.topology
+        cursor = {}
+        taken = set()
+        order = {}
+        for k in range(model.n_nodes):
+            order[k] = [c for d in range(model.n_domains)
+                        if model.dom_node[d] == k
+                        for c in model.dom_cpus[d]]
+        out = {}
+        for inst in self.on_host(host):
+            counts = np.floor(inst.vcpu_frac * inst.vcpus + 1e-9).astype(int)
+            rest = inst.vcpus - counts.sum()
+            for k in np.argsort(-(inst.vcpu_frac * inst.vcpus - counts))[
+                    :rest]:
+                counts[k] += 1
+            cpus = []
+            dedicated = inst.profile.cpu_policy == 'dedicated'
+            for k, count in enumerate(counts):
+                node = topo.node(model.node_ids[k])
+                if dedicated:
+                    free = [c for c in order[k] if c not in taken]
+                    # Over-committed: wrap round the node's CPUs.
+                    free = (free + order[k] * count)[:count]
+                    taken.update(free)
+                    cpus.extend(free)
+                    continue
+                for _ in range(count):
+                    pos = cursor.get(node.id, 0)
+                    cpus.append(node.cpus[pos % len(node.cpus)])
+                    cursor[node.id] = pos + 1
+            out[inst.uuid] = tuple(cpus)
+        return out
+
+    def _dom_frac(self, insts):
+        """(I, D) vCPU fractions over L3 domains (see cpu_assignment)."""
+        arrays = self._host_arrays()
+        wd = self.dom_width
+        w = self.width
+        out = np.zeros((len(insts), wd))
+        if not insts:
+            return out
+        hosts = np.array([i.host for i in insts], dtype=int)
+        frac = np.array([np.pad(i.vcpu_frac, (0, w - len(i.vcpu_frac)))
+                         for i in insts])
+        out = np.einsum('in,ind->id', frac, self._split[hosts])
+        dedicated = [j for j, i in enumerate(insts)
+                     if i.profile.cpu_policy == 'dedicated']
+        if dedicated:
+            assigned = {}
+            for h in {insts[j].host for j in dedicated}:
+                assigned.update(self.cpu_assignment(h))
+            for j in dedicated:
+                inst = insts[j]
+                model = self.hosts[inst.host].model
+                dom_of = {c: d for d in range(model.n_domains)
+                          for c in model.dom_cpus[d]}
+                row = np.zeros(wd)
+                cpus = assigned.get(inst.uuid, ())
+                for c in cpus:
+                    row[dom_of[c]] += 1.0 / len(cpus)
+                out[j] = row
+        del arrays
+        return out
+
+    def per_domain(self, node_values):
+        """Per-node extra CPU (cluster-wide nodes) spread over domains."""
+        self._host_arrays()
+        return (np.asarray(node_values)[self._dom_global_node]
+                * self._node_dom_share)
 
     def problem(self, t, instances=None, slowdown=None, extra_cpu=None,
                 extra_traffic=None):
@@ -199,11 +361,13 @@ class ClusterState(object):
 
         def arr(fn):
             return np.array([fn(x) for x in prof], dtype=float)
+        if extra_cpu is not None:
+            extra_cpu = self.per_domain(extra_cpu)
+        arrays = self._host_arrays()
         return solver.Problem(
             inst_host=np.array([i.host for i in insts], dtype=int),
             vcpus=arr(lambda x: x.vcpus),
-            vcpu_frac=(np.array([pad(i.vcpu_frac) for i in insts])
-                       if n else np.zeros((0, w))),
+            vcpu_frac=self._dom_frac(insts),
             mem_frac=(np.array([pad(i.mem_frac) for i in insts])
                       if n else np.zeros((0, w))),
             base_cpi=arr(lambda x: x.base_cpi),
@@ -220,4 +384,4 @@ class ClusterState(object):
             slowdown=(np.zeros(n) if slowdown is None
                       else np.asarray(slowdown, dtype=float)),
             node_extra_cpu=extra_cpu, node_extra_traffic=extra_traffic,
-            **self._host_arrays())
+            **arrays)

@@ -18,6 +18,7 @@ allocated = quota.allocated
 free_cores = quota.free_cores
 needs_cpu = quota.needs_cpu
 one_more_core = quota.one_more_core
+mc_ic_sensitive = quota.mc_ic_sensitive
 
 
 def node_mpki(view, host):

@@ -33,14 +33,21 @@ placements and quotas together, and the oracle stays an upper bound for
 policies that raise quotas. Were the options too many to enumerate,
 quotas would stay fixed and the note says the optimum is not exact.
 
-**Larger scenarios** (heterogeneous sockets, too many states): the oracle
-takes the better of the current placement and a balanced deal (Ahn et
-al.'s distribute over all sockets of the cluster), and reports an upper
-bound on its gap to the optimum: each instance can at best reach its best
-performance over all socket compositions that can hold it (or 1.0, alone,
-when compositions cannot be enumerated). The run's notes say which case
-applied. Pinned (not movable) instances also rule the exact search out;
-then the oracle keeps the current placement.
+**Larger scenarios** (heterogeneous sockets, too many states): the
+exact search is replaced by the best-known placement of a time-bounded
+local search with restarts (:meth:`OraclePolicy._local_search`, at most
+``search_s`` seconds an audit), started from the better of the current
+placement and a balanced deal (Ahn et al.'s distribute over all sockets of
+the cluster). It reports an upper bound on its gap to the optimum: each
+instance can at best reach its best performance over all socket
+compositions that can hold it (or 1.0, alone, when compositions cannot be
+enumerated). Every plan, exact or not, is dry-run first
+(:meth:`OraclePolicy._feasible`, :meth:`contention.sim.Simulator.
+dry_run`): a swap between full hosts goes through a staging host with
+room when there is one, and what the simulator would refuse is left out,
+so the oracle emits only actions the simulator accepts. The run's notes
+say which case applied. Pinned (not movable) instances rule both
+searches out; then the oracle keeps the current placement.
 
 The oracle acts only when its placement beats the current one by more
 than ``min_gain`` (relative), and then emits swaps (two live migrations
@@ -66,6 +73,8 @@ decide identically.
 """
 
 import itertools
+import math
+import time
 
 import numpy as np
 
@@ -76,6 +85,10 @@ from contention.sim import state as state_mod
 
 MAX_STATES = 2000000
 MAX_COMPOSITIONS = 20000
+#: Most instances solved over all compositions of one exact search (each
+#: composition is a socket solved once; beyond this the search would take
+#: minutes, so the local search runs instead).
+MAX_EVALUATED = 200000
 
 
 def _compositions(counts, vcpus, mems, cap, node_mem):
@@ -130,12 +143,17 @@ class OraclePolicy(policy.Policy):
     #: The CPU demand the oracle decides with (module docstring).
     DEMANDS = ('current', 'last_interval')
 
-    def __init__(self, min_gain=0.02, demand='current'):
+    def __init__(self, min_gain=0.02, demand='current', search_s=2.0,
+                 restarts_after=200):
         if demand not in self.DEMANDS:
             raise ValueError('demand must be one of %s, not %r'
                              % (', '.join(self.DEMANDS), demand))
         self.min_gain = min_gain
         self.demand = demand
+        #: Wall-clock budget of the local search beyond the exact one, per
+        #: audit, and tries without improvement before a restart.
+        self.search_s = float(search_s)
+        self.restarts_after = int(restarts_after)
         self.sim = None
         self.notes = []
         self._memo = {}
@@ -267,9 +285,16 @@ class OraclePolicy(policy.Policy):
         counts = [len(m) for m in members]
         vcpus = [m[0].vcpus for m in members]
         mems = [m[0].memory_mib for m in members]
-        n_states = int(np.prod([c + 1 for c in counts]))
+        # Python integers: numpy's int64 product overflowed (to a negative
+        # count that passed the guard below) on a 200-host cluster.
+        n_states = math.prod(c + 1 for c in counts)
         if len(sigs) != 1 or any(not i.movable for i in st.instances):
             return None, 'sockets differ or instances are pinned'
+        per_socket = len(st.hosts[slots[0][0]].model.node_indices_of_socket(
+            slots[0][1]))
+        if any((i.profile.numa_nodes or 0) > per_socket
+               for i in st.instances):
+            return None, 'flavors span sockets, so sockets interact'
         h0, s0, _ = slots[0]
         cores = st.cores_of_socket(h0, s0)
         model = st.hosts[h0].model
@@ -281,6 +306,9 @@ class OraclePolicy(policy.Policy):
         if comps is None:
             return None, ('more than %d socket compositions'
                           % MAX_COMPOSITIONS)
+        if sum(sum(c) for c in comps) > MAX_EVALUATED:
+            return None, ('more than %d instances to solve over the socket '
+                          'compositions' % MAX_EVALUATED)
         if n_states > MAX_STATES:
             per_class = self._evaluate(keys, members, comps, h0, s0, t)
             comp_arr = np.array(comps, dtype=float)
@@ -381,39 +409,222 @@ class OraclePolicy(policy.Policy):
                     'normalised performance %.3f (current %.3f)'
                     % (fixed, found['value'], current))
         self.notes.append(note)
-        return cluster.Plan(actions=self._moves(found),
+        return cluster.Plan(actions=self._feasible(self._moves(found)),
                             indicators={'oracle_value': found['value'],
                                         'current_value': current})
 
     def _fallback(self, t, why, current):
-        """Best found (current or balanced deal) and a gap bound."""
+        """Best found by local search, and a gap bound (module doc)."""
         n = len(self.sim.state.instances)
         bound = self._bound if self._bound is not None else float(n)
         how = ('best per-instance performance over all socket '
                'compositions' if self._bound is not None
                else 'performance <= 1 per instance')
-        dealt = None
+        found = None
         if all(i.movable for i in self.sim.state.instances):
-            dealt = self._deal(t)
-        if dealt is not None and dealt['value'] > current * (
+            found = self._local_search(t)
+        if found is not None and found['value'] > current * (
                 1.0 + self.min_gain):
-            note = ('oracle: exact search not possible (%s); best found: '
-                    'a balanced deal, sum of normalised performance %.3f '
-                    '(current %.3f), gap to optimum <= %.3f (%s)'
-                    % (why, dealt['value'], current,
-                       max(0.0, bound - dealt['value']), how))
+            actions = self._feasible(self._moves(found))
+            note = ('oracle: exact search not possible (%s); best known: '
+                    'local search from the better of the current placement '
+                    'and a balanced deal, sum of normalised performance '
+                    '%.3f (current %.3f), gap to optimum <= %.3f (%s)'
+                    % (why, found['value'], current,
+                       max(0.0, bound - found['value']), how))
             self.notes.append(note)
-            return cluster.Plan(actions=self._moves(dealt),
-                                indicators={'found_value': dealt['value'],
+            return cluster.Plan(actions=actions,
+                                indicators={'found_value': found['value'],
                                             'gap_bound': bound
-                                            - dealt['value']})
-        note = ('oracle: exact search not possible (%s); best found: the '
+                                            - found['value']})
+        note = ('oracle: exact search not possible (%s); best known: the '
                 'current placement, sum of normalised performance %.3f, gap '
                 'to optimum <= %.3f (%s)' % (why, current,
                                              max(0.0, bound - current), how))
         if not self.notes or self.notes[-1] != note:
             self.notes.append(note)
         return cluster.Plan(reason=note)
+
+    # -- beyond the exact search: local search with restarts --------------
+
+    def _current_assignment(self, keys, members, slots):
+        st = self.sim.state
+        index = {(h, s): k for k, (h, s, _) in enumerate(slots)}
+        assignment = [[0] * len(keys) for _ in slots]
+        for j, group in enumerate(members):
+            for inst in group:
+                k = index.get((inst.host, st.socket_of(inst)))
+                if k is None:
+                    return None
+                assignment[k][j] += 1
+        return assignment
+
+    def _local_search(self, t):
+        """A time-bounded local search over socket compositions.
+
+        Sockets do not interact with memory local (module doc), so the
+        value of a placement is a sum over sockets of their compositions'
+        values, each solved once and memoised. Moves: one instance to
+        another socket, or two of different classes exchanged; a move is
+        kept when it raises the sum and every socket stays within its
+        cores (or the load it already had) and node memory. After
+        ``restarts_after`` tries without a gain the search restarts from
+        the best found, perturbed by random exchanges, until ``search_s``
+        runs out. Returns the :meth:`search` dict (``exact`` False).
+        """
+        st = self.sim.state
+        keys, members = self._classes(t)
+        slots = self._sockets()
+        start = self._current_assignment(keys, members, slots)
+        if start is None:
+            return None
+        dealt = self._deal(t)
+        vcpu = np.array([m[0].vcpus * m[0].quota for m in members])
+        mem = np.array([m[0].memory_mib for m in members], dtype=float)
+        cores, memory = [], []
+        for k, (h, s, _) in enumerate(slots):
+            model = st.hosts[h].model
+            idx = list(model.node_indices_of_socket(s))
+            cores.append(max(float(model.cores[idx].sum()),
+                             float(np.dot(start[k], vcpu))))
+            memory.append(float(model.memory_mib[idx].sum())
+                          * st.hosts[h].hw.ram_allocation_ratio)
+        memo = {}
+
+        def value(k, comp):
+            key = (slots[k][2], tuple(comp))
+            if key not in memo:
+                h, s, _ = slots[k]
+                memo[key] = float(self._evaluate(keys, members, [comp], h, s,
+                                                 t).sum())
+            return memo[key]
+
+        def prefill(assign):
+            # One batched solve per socket signature for every composition
+            # not solved yet (a 1,000-host start has thousands).
+            missing = {}
+            for k, comp in enumerate(assign):
+                key = (slots[k][2], tuple(comp))
+                if key not in memo:
+                    missing.setdefault(slots[k][2], {})[tuple(comp)] = k
+            for sig, comps in missing.items():
+                items = sorted(comps.items())
+                h, s, _ = slots[items[0][1]]
+                values = self._evaluate(keys, members, [c for c, _ in items],
+                                        h, s, t).sum(axis=1)
+                for (comp, _), v in zip(items, values):
+                    memo[(sig, comp)] = float(v)
+
+        def fits(k, comp):
+            return (np.dot(comp, vcpu) <= cores[k] + 1e-9
+                    and np.dot(comp, mem) <= memory[k] + 1e-6)
+
+        def total(assign):
+            return sum(value(k, c) for k, c in enumerate(assign))
+
+        best = [list(c) for c in start]
+        prefill(best)
+        if dealt is not None:
+            prefill(dealt['assignment'])
+        best_value = total(best)
+        if dealt is not None and all(fits(k, c) for k, c in
+                                     enumerate(dealt['assignment'])):
+            dealt_value = total(dealt['assignment'])
+            if dealt_value > best_value:
+                best = [list(c) for c in dealt['assignment']]
+                best_value = dealt_value
+        rng = np.random.default_rng([self.sim.seed, 7, self.sim.epoch])
+        cur, cur_value = [list(c) for c in best], best_value
+        deadline = time.perf_counter() + self.search_s
+        stale = 0
+        n_slots = len(slots)
+        while time.perf_counter() < deadline and n_slots > 1:
+            a, b = rng.choice(n_slots, 2, replace=False)
+            ja = [j for j, c in enumerate(cur[a]) if c]
+            if not ja:
+                stale += 1
+                continue
+            j = int(rng.choice(ja))
+            new_a, new_b = list(cur[a]), list(cur[b])
+            new_a[j] -= 1
+            new_b[j] += 1
+            jb = [x for x, c in enumerate(cur[b]) if c and x != j]
+            if jb and rng.random() < 0.7:
+                x = int(rng.choice(jb))
+                new_b[x] -= 1
+                new_a[x] += 1
+            if fits(a, new_a) and fits(b, new_b):
+                delta = (value(a, new_a) + value(b, new_b)
+                         - value(a, cur[a]) - value(b, cur[b]))
+                if delta > 1e-9:
+                    cur[a], cur[b] = new_a, new_b
+                    cur_value += delta
+                    stale = 0
+                    if cur_value > best_value + 1e-12:
+                        best = [list(c) for c in cur]
+                        best_value = cur_value
+                    continue
+            stale += 1
+            if stale >= self.restarts_after:
+                stale = 0
+                cur = [list(c) for c in best]
+                for _ in range(max(1, n_slots // 4)):
+                    a, b = rng.choice(n_slots, 2, replace=False)
+                    ja = [j for j, c in enumerate(cur[a]) if c]
+                    jb = [j for j, c in enumerate(cur[b]) if c]
+                    if not ja or not jb:
+                        continue
+                    x, y = int(rng.choice(ja)), int(rng.choice(jb))
+                    new_a, new_b = list(cur[a]), list(cur[b])
+                    new_a[x] -= 1
+                    new_b[x] += 1
+                    new_b[y] -= 1
+                    new_a[y] += 1
+                    if fits(a, new_a) and fits(b, new_b):
+                        cur[a], cur[b] = new_a, new_b
+                cur_value = total(cur)
+        return dict(keys=keys, members=members, slots=slots,
+                    assignment=[tuple(c) for c in best], value=best_value,
+                    exact=False)
+
+    def _feasible(self, actions):
+        """The plan cut to what the simulator accepts (tried on a scratch).
+
+        A swap between hosts whose first leg has no room becomes three
+        migrations through a staging host with room for the first
+        instance, when there is one (as an operator runs it with Nova);
+        otherwise it is left out, like any other refused action.
+        """
+        scratch = self.sim.scratch()
+        kept = []
+        for action in actions:
+            outcome = scratch.apply(cluster.Plan(actions=(action,)))
+            if not outcome.rejected:
+                kept.append(action)
+            elif (isinstance(action, cluster.Swap)
+                    and outcome.rejected[0].kind == 'first_leg'):
+                kept.extend(self._staged(scratch, action))
+        return tuple(kept)
+
+    def _staged(self, scratch, swap):
+        """A swap as three migrations via a staging host, or ()."""
+        first, second = swap.first, swap.second
+        insts = [scratch.state.by_uuid[first.instance],
+                 scratch.state.by_uuid[second.instance]]
+        for host in scratch.state.hosts:
+            if host.name in (first.source_host, first.dest_host):
+                continue
+            legs = (cluster.Migrate(first.instance, first.source_host,
+                                    host.name),
+                    second,
+                    cluster.Migrate(first.instance, host.name,
+                                    first.dest_host, first.dest_socket))
+            snap = scratch._snapshot(insts)
+            outcome = scratch.apply(cluster.Plan(actions=legs))
+            if not outcome.rejected:
+                return legs
+            scratch._restore(snap)
+        return ()
 
     def _deal(self, t):
         """Ahn et al.'s distribute (section 3), generalised to all sockets.
@@ -518,7 +729,7 @@ class OraclePolicy(policy.Policy):
                     partner = partner or b
             if partner is None:
                 kb = targets[0]
-                actions.append(self._move(a, slots[kb]))
+                actions.append(self._move(a, slots[kb], slots[ka]))
                 need[kb][ja] -= 1
                 where[a.uuid] = kb
                 moved.add(a.uuid)
@@ -574,13 +785,19 @@ class OraclePolicy(policy.Policy):
                         inst.uuid, st.hosts[h].name, float(quota)))
         return tuple(actions)
 
-    def _move(self, inst, slot):
+    def _move(self, inst, slot, from_slot):
+        """One instance from ``from_slot`` to ``slot``.
+
+        ``from_slot`` is where earlier actions of the plan left it, not
+        where it is now.
+        """
         st = self.sim.state
         h, s, _ = slot
-        if h == inst.host:
+        src = from_slot[0]
+        if h == src:
             return cluster.Repin(inst.uuid, st.hosts[h].name, s,
                                  move_memory=True)
-        return cluster.Migrate(inst.uuid, st.hosts[inst.host].name,
+        return cluster.Migrate(inst.uuid, st.hosts[src].name,
                                st.hosts[h].name, s)
 
     def _swap(self, a, slot_a, b, slot_b):

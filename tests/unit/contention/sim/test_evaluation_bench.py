@@ -1,10 +1,12 @@
-"""The evaluation bench's scenario variants and target arithmetic."""
+"""The evaluation bench's plan (variants, rows) and its verdicts on data."""
 
 import types
 
 import testtools
 
-from bench import evaluation
+from bench.evaluation import family
+from bench.evaluation import plan
+from bench.evaluation import verdict
 from contention.sim.policies import weigher as weigher_policy
 from contention import sim
 
@@ -13,7 +15,7 @@ class TestVariants(testtools.TestCase):
 
     def test_arrival_variant_moves_every_instance_to_arrivals(self):
         shipped = sim.load_scenario('ahn-wl1')
-        variant = evaluation.arrival_variant('ahn-wl1', per_epoch=4)
+        variant = plan.arrival_variant('ahn-wl1', per_epoch=4)
         self.assertEqual((), variant.instances)
         self.assertEqual(len(shipped.instances),
                          sum(a.count for a in variant.arrivals))
@@ -25,7 +27,7 @@ class TestVariants(testtools.TestCase):
 
     def test_overcommit_variant_changes_only_the_ratio(self):
         shipped = sim.load_scenario('ahn-wl1')
-        variant = evaluation.overcommit_variant('ahn-wl1', ratio=2.0)
+        variant = plan.overcommit_variant('ahn-wl1', ratio=2.0)
         for name, hw in variant.hardware.items():
             self.assertEqual(2.0, hw.cpu_allocation_ratio)
             self.assertEqual(shipped.hardware[name].perf, hw.perf)
@@ -36,7 +38,7 @@ class TestVariants(testtools.TestCase):
         # The shipped Ahn hardware has Nova's default over-commit; the
         # what-if is the one without it.
         shipped = sim.load_scenario('ahn-wl1')
-        variant = evaluation.overcommit_variant('ahn-wl1')
+        variant = plan.overcommit_variant('ahn-wl1')
         for name, hw in variant.hardware.items():
             self.assertEqual(4.0, shipped.hardware[name].cpu_allocation_ratio)
             self.assertEqual(1.0, hw.cpu_allocation_ratio)
@@ -52,29 +54,29 @@ class TestTargets(testtools.TestCase):
 
     def _results(self, ours, oracle_perf, oracle_notes, lagged=None,
                  scen=None, name='s'):
-        rows = {e.label: (_result(0.5), 0.0) for e in evaluation.ENTRIES}
-        for e in evaluation.ENTRIES:
+        rows = {e.label: (_result(0.5), 0.0) for e in plan.ENTRIES}
+        for e in plan.ENTRIES:
             if e.group == 'ours':
                 rows[e.label] = (_result(ours), 0.0)
         rows['oracle'] = (_result(oracle_perf, 4, oracle_notes), 0.0)
-        rows[evaluation.LAGGED] = (_result(
+        rows[plan.LAGGED] = (_result(
             oracle_perf if lagged is None else lagged, 4, oracle_notes,
             vcpu_moves=0 if lagged is None else 8), 0.0)
         worst = _result(0.5)
-        return {name: (scen, rows, worst, evaluation.derived(rows, worst))}
+        return {name: (scen, rows, worst, verdict.derived(rows, worst))}
 
     def test_fraction_of_the_exact_oracle(self):
         exact = ('oracle: exact optimum over NUMA-local placements',)
-        checks = evaluation.check_targets(self._results(0.69, 0.7, exact))
+        checks = verdict.check_targets(self._results(0.69, 0.7, exact))
         self.assertTrue(checks['s']['oracle_ok'])
         self.assertAlmostEqual(0.95, checks['s']['frac'])
-        checks = evaluation.check_targets(self._results(0.6, 0.7, exact))
+        checks = verdict.check_targets(self._results(0.6, 0.7, exact))
         self.assertFalse(checks['s']['oracle_ok'])
         self.assertTrue(checks['s']['perf_ok'])
 
     def test_inexact_oracle_is_not_applicable(self):
         notes = ('oracle: exact search not possible (too many states)',)
-        checks = evaluation.check_targets(self._results(0.6, 0.7, notes))
+        checks = verdict.check_targets(self._results(0.6, 0.7, notes))
         self.assertIsNone(checks['s']['oracle_ok'])
         self.assertFalse(checks['s']['exact'])
 
@@ -86,7 +88,7 @@ class TestTargets(testtools.TestCase):
         for note in ('oracle: best over NUMA-local placements' + fixed,
                      'oracle: current placement within 2.0 % of the '
                      'optimum' + fixed):
-            checks = evaluation.check_targets(
+            checks = verdict.check_targets(
                 self._results(0.6, 0.7, (note,)))
             self.assertFalse(checks['s']['exact'])
             self.assertIsNone(checks['s']['oracle_ok'])
@@ -94,121 +96,53 @@ class TestTargets(testtools.TestCase):
     def test_last_interval_oracle_is_a_reference_not_the_verdict(self):
         exact = ('oracle: exact optimum over NUMA-local placements',)
         # none 0.5, oracle 0.7, last-interval oracle 0.6, ours 0.69
-        check = evaluation.check_targets(
+        check = verdict.check_targets(
             self._results(0.69, 0.7, exact, lagged=0.6))['s']
         self.assertTrue(check['oracle_ok'])
         self.assertAlmostEqual(0.95, check['frac'])
         self.assertAlmostEqual(1.9, check['lagged_frac'])
-        self.assertEqual('190.0 %', evaluation.lagged_share(check))
         # Below none it has no gain to share, and the verdict is the same.
-        check = evaluation.check_targets(
+        check = verdict.check_targets(
             self._results(0.69, 0.7, exact, lagged=0.45))['s']
         self.assertTrue(check['oracle_ok'])
         self.assertIsNone(check['lagged_frac'])
-        self.assertEqual('n/a (it gains -0.0500 over none)',
-                         evaluation.lagged_share(check))
-        self.assertNotIn(evaluation.LAGGED, [
-            e.label for e in evaluation.ENTRIES
+        self.assertAlmostEqual(-0.05, check['lagged_gain'])
+        self.assertNotIn(plan.LAGGED, [
+            e.label for e in plan.ENTRIES
             if e.group in ('ours', 'peer')])
 
     def test_oracle_without_gain_needs_ours_to_lose_nothing(self):
         notes = ('oracle: current placement within 2.0 % of the optimum',)
-        checks = evaluation.check_targets(self._results(0.5, 0.5, notes))
+        checks = verdict.check_targets(self._results(0.5, 0.5, notes))
         self.assertTrue(checks['s']['oracle_ok'])
-        checks = evaluation.check_targets(self._results(0.45, 0.5, notes))
+        checks = verdict.check_targets(self._results(0.45, 0.5, notes))
         self.assertFalse(checks['s']['oracle_ok'])
 
 
-class TestDocText(testtools.TestCase):
+class TestShares(testtools.TestCase):
 
-    def test_share_never_reads_as_the_target_when_it_is_not_met(self):
+    def test_a_share_below_the_target_never_floors_to_it(self):
         for frac in (0.946, 0.9496, 0.94999):
-            self.assertFalse(evaluation.share_met(frac))
-            self.assertLess(float(evaluation.share(frac).split()[0]), 95.0)
-        self.assertEqual('94.6 %', evaluation.share(0.946))
-        self.assertEqual('94.9 %', evaluation.share(0.9496))
+            self.assertFalse(verdict.share_met(frac))
+            self.assertLess(verdict.share_percent(frac), 95.0)
+        self.assertEqual(94.6, verdict.share_percent(0.946))
+        self.assertEqual(94.9, verdict.share_percent(0.9496))
 
-    def test_float_noise_at_the_target_is_met_and_reads_so(self):
+    def test_float_noise_at_the_target_is_met(self):
         frac = (0.69 - 0.5) / (0.7 - 0.5)
-        self.assertTrue(evaluation.share_met(frac))
-        self.assertEqual('95.0 %', evaluation.share(frac))
-        self.assertEqual('100.0 %', evaluation.share(1.0))
-        self.assertEqual('n/a', evaluation.share(None))
+        self.assertTrue(verdict.share_met(frac))
+        self.assertEqual(95.0, verdict.share_percent(frac))
+        self.assertEqual(100.0, verdict.share_percent(1.0))
 
-    def test_table_and_verdict_agree(self):
-        exact = ('oracle: exact optimum over NUMA-local placements',)
-        # none 0.5, oracle 0.7: ours 0.6892 has 94.6 % of the gain
-        results = TestTargets._results(self, 0.6892, 0.7, exact)
-        checks = evaluation.check_targets(results)
-        self.assertFalse(checks['s']['oracle_ok'])
-        row = [line for line in evaluation.targets_section(results, checks)
-               if line.startswith('| s |')][0]
-        self.assertIn('| 94.6 % | NOT met |', row)
-
-    def test_foresight_paragraph_says_where_the_oracles_differ(self):
-        exact = ('oracle: exact optimum over NUMA-local placements',)
+    def test_demand_phases_of_the_shipped_scenarios(self):
         mix3 = sim.load_scenario('merlin-mix3')
-        self.assertEqual({'darwin': 60.0}, evaluation.demand_phases(mix3))
-        wl1 = sim.load_scenario('ahn-wl1')
-        self.assertEqual({}, evaluation.demand_phases(wl1))
-        results = TestTargets._results(self, 0.55, 0.6, exact, scen=wl1,
-                                       name='ahn-wl1')
-        # mix3: the last-interval oracle below none, ours above it
-        results.update(TestTargets._results(
-            self, 0.5, 0.6, exact, lagged=0.45, scen=mix3,
-            name='merlin-mix3'))
-        # mix1: the last-interval oracle gets 0.08 of the 0.1 gain
-        results.update(TestTargets._results(
-            self, 0.55, 0.6, exact, lagged=0.58,
-            scen=sim.load_scenario('merlin-mix1'), name='merlin-mix1'))
-        checks = evaluation.check_targets(results)
-        text = ' '.join(evaluation.foresight_analysis(results, checks))
-        self.assertIn('gets 80.0 % of the clairvoyant gain, so 20.0 % of it '
-                      'needs foresight', text)
-        self.assertIn('identical runs (mean performance and every move) on '
-                      'ahn-wl1, and differ on merlin-mix3, merlin-mix1.', text)
-        self.assertIn('darwin, shortest phase 60 s = 1 epoch(s)', text)
-        self.assertIn('On merlin-mix3 the last-interval oracle ends BELOW',
-                      text)
-        self.assertIn('NOT an upper bound', text)
-        self.assertIn('ahn-wl1 50.0 %', text)
-        self.assertIn('-50.0 % (it loses against none)', text)
-        self.assertNotIn('NOT expected', text)
+        self.assertEqual({'darwin': 60.0}, verdict.demand_phases(mix3))
+        self.assertEqual({}, verdict.demand_phases(
+            sim.load_scenario('ahn-wl1')))
 
-    def test_cooldown_sentence_follows_the_run_length(self):
-        scen = sim.load_scenario('ahn-wl1')
-        cooldown = evaluation.sim.load_policy(
-            'cache_aware_swap').params.cooldown_s
-        run = scen.epochs * scen.epoch_s
-        self.assertGreaterEqual(cooldown, run)
-        text = evaluation.cooldown_sentence({'ahn-wl1': (scen,)},
-                                            ['ahn-wl1'])
-        self.assertIn('(%.0f s), at least as long as these %.0f s runs'
-                      % (cooldown, run), text)
-        longer = types.SimpleNamespace(epochs=scen.epochs * 10,
-                                       epoch_s=scen.epoch_s)
-        text = evaluation.cooldown_sentence({'x': (longer,)}, ['x'])
-        self.assertIn('shorter than these %.0f s runs' % (run * 10), text)
-
-    def test_swaps_versus_local_names_where_swaps_lost(self):
-        ours = [e.label for e in evaluation.ENTRIES if e.group == 'ours']
-
-        def rows(perf):
-            return {lb: _result(perf) for lb in ours}
-
-        results = {n: (None, {lb: (r, 0.0) for lb, r in rows(p).items()})
-                   for n, p in (('ahn-a', 0.80), ('ahn-b', 0.90))}
-        overcommit = {'ahn-a': rows(0.82), 'ahn-b': rows(0.85)}
-        best = {n: ours[0] for n in overcommit}
-        text = evaluation.swaps_versus_local(results, overcommit, best)
-        self.assertIn('a -0.020, b +0.050', text)
-        self.assertIn('added more than 0.001 on ahn-b and lost more than '
-                      'that on ahn-a.', text)
-        self.assertIn('Where they lose', text)
-        overcommit['ahn-a'] = rows(0.80)
-        text = evaluation.swaps_versus_local(results, overcommit, best)
-        self.assertIn('lost more than that on no scenario.', text)
-        self.assertNotIn('Where they lose', text)
+    def test_w_w_gives_every_socket_one_application(self):
+        self.assertTrue(verdict.single_workload_sockets(
+            sim.load_scenario('ahn-wl1')))
 
 
 class TestPriceWhatIf(testtools.TestCase):
@@ -219,54 +153,37 @@ class TestPriceWhatIf(testtools.TestCase):
         for name, perf, moves in shipped:
             rows = {'none': (_result(0.5), 0.0),
                     'oracle': (_result(0.6), 0.0),
-                    evaluation.PRICE_ROW: (_result(perf, vcpu_moves=moves),
-                                           0.0)}
+                    plan.PRICE_ROW: (_result(perf, vcpu_moves=moves),
+                                     0.0)}
             out[name] = (None, rows)
         return out
 
     def test_entry_is_the_shipped_row_at_another_price(self):
-        entry = evaluation.price_entry(1e5)
-        base = evaluation.ENTRIES_BY_LABEL[evaluation.PRICE_ROW]
+        entry = plan.price_entry(1e5)
+        base = plan.ENTRIES_BY_LABEL[plan.PRICE_ROW]
         self.assertEqual(base.policy, entry.policy)
         self.assertEqual(1e5, dict(entry.params)['migration_cost_per_gib'])
         self.assertEqual(dict(base.params)['victim_selection'],
                          dict(entry.params)['victim_selection'])
         self.assertNotEqual(base.label, entry.label)
-        self.assertNotIn(evaluation.SHIPPED_PRICE,
-                         evaluation.WHAT_IF_PRICES)
+        self.assertNotIn(plan.SHIPPED_PRICE,
+                         plan.WHAT_IF_PRICES)
 
     def test_effects_sort_gains_losses_and_moves_for_nothing(self):
         results = self._results([('a', 0.55, 6), ('b', 0.58, 6),
                                  ('c', 0.58, 6), ('d', 0.58, 6)])
-        price = evaluation.WHAT_IF_PRICES[0]
+        price = plan.WHAT_IF_PRICES[0]
         prices = {'a': {price: _result(0.57, migrations=4, vcpu_moves=6)},
                   'b': {price: _result(0.57, vcpu_moves=6)},
                   'c': {price: _result(0.58, vcpu_moves=30)},
                   'd': {price: _result(0.58, vcpu_moves=6)}}
-        gains, losses, churn = evaluation.price_effects(results, prices,
-                                                        price)
+        gains, losses, churn = verdict.price_effects(results, prices,
+                                                     price)
         self.assertEqual(['a'], [g[0] for g in gains])
         self.assertAlmostEqual(0.02, gains[0][1])
         self.assertEqual(4, gains[0][2])
         self.assertEqual(['b'], [x[0] for x in losses])
         self.assertEqual([('c', 0.0, 0, 24)], churn)
-
-    def test_verdict_follows_the_run(self):
-        results = self._results([('a', 0.55, 6), ('c', 0.599, 6)])
-        lifted = {p: _result(0.5990) for p in evaluation.WHAT_IF_PRICES}
-        churned = {p: _result(0.599, vcpu_moves=30)
-                   for p in evaluation.WHAT_IF_PRICES}
-        text = ' '.join(evaluation.price_analysis(
-            results, {'a': lifted, 'c': churned}))
-        self.assertIn('below 95 % of the oracle\'s gain at the shipped '
-                      'price (a)', text)
-        self.assertIn('lifts it there on a at', text)
-        self.assertIn('The shipped price stays', text)
-        self.assertIn('moves for nothing on c', text)
-        # a lower price that costs nothing anywhere is called out
-        text = ' '.join(evaluation.price_analysis(results, {'a': lifted}))
-        self.assertIn('deserves review', text)
-        self.assertNotIn('The shipped price stays', text)
 
 
 def _arrival(perf, perf_min, filtered=0, no_host=0, notes=()):
@@ -285,9 +202,9 @@ def _filter_note(sensitive, rejected, peak):
 class TestWeigherWithFilter(testtools.TestCase):
 
     def test_the_two_weigher_rows_differ_only_by_the_filter(self):
-        entries, why = evaluation.weigher_entries()
+        entries, why = plan.weigher_entries()
         self.assertIsNone(why)
-        self.assertEqual([evaluation.WEIGHER, evaluation.FILTERED],
+        self.assertEqual([plan.WEIGHER, plan.FILTERED],
                          [e.label for e in entries])
         alone, filtered = (sim.load_policy(e.policy, **dict(e.params))
                            for e in entries)
@@ -298,45 +215,142 @@ class TestWeigherWithFilter(testtools.TestCase):
             self.assertEqual(getattr(alone, name), getattr(filtered, name))
 
     def test_filter_account_reads_the_policys_note(self):
-        self.assertEqual((16, 3, 77.4), evaluation.filter_account(
+        self.assertEqual((16, 3, 77.4), verdict.filter_account(
             _arrival(0.9, 0.5, notes=_filter_note(16, 3, 77.4))))
-        self.assertEqual((0, 0, None), evaluation.filter_account(
+        self.assertEqual((0, 0, None), verdict.filter_account(
             _arrival(0.9, 0.5, notes=_filter_note(0, 0, None))))
-        self.assertIsNone(evaluation.filter_account(_arrival(0.9, 0.5)))
+        self.assertIsNone(verdict.filter_account(_arrival(0.9, 0.5)))
 
-    def test_no_valid_host_shows_next_to_the_performance(self):
-        self.assertEqual('0.900 (0 mig.)',
-                         evaluation.arrival_cell(_arrival(0.9, 0.5)))
-        self.assertEqual('0.900 (0 mig., 2 NoValidHost)',
-                         evaluation.arrival_cell(
-                             _arrival(0.9, 0.5, no_host=2)))
 
-    def test_analysis_when_the_filter_never_fires(self):
-        arrivals = {'ahn-wl1': {
-            evaluation.WEIGHER: _arrival(0.914, 0.821),
-            evaluation.FILTERED: _arrival(0.914, 0.821,
-                                          notes=_filter_note(16, 0, 44.5))}}
-        text = ' '.join(evaluation.filter_analysis(arrivals))
-        self.assertIn('ahn-wl1 0.914 / 0.821 -> 0.914 / 0.821, 0 kept off '
-                      'a saturated host, 0 NoValidHost', text)
-        self.assertIn('Sensitive arrivals per variant: ahn-wl1 16.', text)
-        self.assertIn('rejected no host on any variant with the default '
-                      'thresholds, so these runs are the weigher\'s own: '
-                      'the busiest landing node a sensitive arrival was '
-                      'judged against (its co-runners\' summed L3 MPKI, '
-                      'per variant: ahn-wl1 44.5) stayed under Merlin\'s '
-                      'trigger of 100', text)
+def _outcome(perf, vms, migrations=0, rejected=0):
+    return family.Outcome(perf_mean=perf, perf_min=min(vms.values()),
+                          vms=vms, migrations=migrations,
+                          rejected_actions=rejected, decision_wall_s=0.0)
 
-    def test_analysis_when_the_filter_fires(self):
-        arrivals = {'ahn-wl2': {
-            evaluation.WEIGHER: _arrival(0.843, 0.477),
-            evaluation.FILTERED: _arrival(
-                0.850, 0.500, filtered=3, no_host=1,
-                notes=_filter_note(16, 5, 120.0))}}
-        text = ' '.join(evaluation.filter_analysis(arrivals))
-        self.assertIn('ahn-wl2 0.843 / 0.477 -> 0.850 / 0.500, 3 kept off '
-                      'a saturated host, 1 NoValidHost', text)
-        self.assertIn('It rejected hosts on ahn-wl2 (busiest landing node '
-                      'judged, summed L3 MPKI: ahn-wl2 120.0)', text)
-        self.assertIn('running fewer VMs', text)
-        self.assertNotIn('rejected no host', text)
+
+class TestFamilyVerdict(testtools.TestCase):
+    """Issue 19's distributions and targets, on made-up clusters."""
+
+    def _family(self):
+        ours, peer, stab = 'ours', 'peer', 'watcher workload_stabilization'
+        return {
+            # ours gains 10 % but halves one VM; the oracle is best
+            'a': (None, {'none': _outcome(0.5, {'x': 0.4, 'y': 0.6}),
+                         ours: _outcome(0.55, {'x': 0.2, 'y': 0.9}, 4),
+                         peer: _outcome(0.5, {'x': 0.4, 'y': 0.6}),
+                         stab: _outcome(0.52, {'x': 0.44, 'y': 0.6}, 2),
+                         'oracle': _outcome(0.6, {'x': 0.6, 'y': 0.6})}),
+            # ours is the best known; the oracle loses against none
+            'b': (None, {'none': _outcome(0.8, {'x': 0.8, 'y': 0.8}),
+                         ours: _outcome(0.9, {'x': 0.9, 'y': 0.9}, 1),
+                         peer: _outcome(0.85, {'x': 0.8, 'y': 0.9}),
+                         stab: _outcome(0.82, {'x': 0.82, 'y': 0.82}, 3),
+                         'oracle': _outcome(0.7, {'x': 0.7, 'y': 0.7})}),
+            # ours loses 1 % of the mean against none, a peer does nothing
+            'c': (None, {'none': _outcome(1.0, {'x': 1.0, 'y': 1.0}),
+                         ours: _outcome(0.99, {'x': 0.99, 'y': 0.99}),
+                         peer: _outcome(1.0, {'x': 1.0, 'y': 1.0}),
+                         'oracle': _outcome(1.0, {'x': 1.0, 'y': 1.0})}),
+        }
+
+    def test_the_best_known_is_the_best_row_not_the_oracle(self):
+        fam = self._family()
+        self.assertEqual(('oracle', 0.6), verdict.best_known(fam['a'][1]))
+        self.assertEqual('ours', verdict.best_known(fam['b'][1])[0])
+        b = verdict.cluster_figures(fam['b'][1], 'oracle')
+        self.assertAlmostEqual(-1.0, b['share'])
+        self.assertIsNone(verdict.cluster_figures(fam['c'][1],
+                                                  'ours')['share'])
+
+    def test_cluster_figures_see_the_vm_the_mean_hides(self):
+        a = verdict.cluster_figures(self._family()['a'][1], 'ours')
+        self.assertAlmostEqual(0.10, a['gain'])
+        self.assertAlmostEqual(0.5, a['share'])
+        self.assertAlmostEqual(-0.5, a['vm_worst'])
+        self.assertAlmostEqual(-0.2, a['min_change'])
+        self.assertEqual(4, a['migrations'])
+
+    def test_spread_is_median_fifth_percentile_and_worst(self):
+        values = list(range(101))
+        self.assertEqual((50, 5, 0), verdict.spread(values))
+        self.assertEqual((50, 95, 100), verdict.spread(values, low=False))
+        self.assertEqual((1.0, 1.0, 1.0), verdict.spread([None, 1.0]))
+        self.assertIsNone(verdict.spread([None]))
+
+    def test_summary_counts_harm_by_mean_and_by_vm(self):
+        s = verdict.family_summary(self._family(), 'ours')
+        self.assertEqual(3, s['clusters'])
+        self.assertEqual(1, s['mean_harm'])   # c: -1 % of the mean
+        self.assertEqual(1, s['vm_harm'])     # a: one VM -50 %
+        self.assertAlmostEqual(-0.5, s['vm_worst'][2])
+        self.assertEqual(4, s['migrations'][2])
+
+    def test_a_row_missing_on_a_cluster_is_left_out(self):
+        fam = self._family()
+        s = verdict.family_summary(fam, 'watcher workload_stabilization')
+        self.assertEqual(2, s['clusters'])
+        self.assertEqual((0, 0, 0), verdict.win_tie_loss(
+            {'c': fam['c']}, 'ours', 'watcher workload_stabilization'))
+
+    def test_win_tie_loss(self):
+        self.assertEqual((2, 0, 1), verdict.win_tie_loss(
+            self._family(), 'ours', 'peer'))
+        self.assertEqual((0, 3, 0), verdict.win_tie_loss(
+            self._family(), 'ours', 'ours'))
+
+    def test_targets(self):
+        t = verdict.family_targets(
+            self._family(), ['ours'],
+            ['peer', 'watcher workload_stabilization'],
+            'watcher workload_stabilization')['ours']
+        self.assertEqual(1, t['no_harm'])          # only b
+        self.assertAlmostEqual(2 / 3.0, t['peers_share'])
+        # a and b gained under both; fewer migrations only on b
+        self.assertEqual((1, 2), t['fewer_migrations'])
+        self.assertAlmostEqual(0.75, t['share_median'])
+
+    def test_worst_clusters_lead_with_the_largest_vm_fall(self):
+        worst = verdict.worst_clusters(self._family(), 'ours', count=2)
+        self.assertEqual(['a', 'c'], [n for n, _ in worst])
+
+
+class TestFamilyPlan(testtools.TestCase):
+
+    def test_every_row_but_the_model_check_and_the_lagged_oracle(self):
+        labels = [e.label for e in family.FAMILY_ENTRIES]
+        self.assertNotIn(plan.MIX, labels)
+        self.assertNotIn(plan.LAGGED, labels)
+        for label in ('none', 'oracle', 'merlin local',
+                      'watcher workload_balance',
+                      'cache_aware_swap (extreme)'):
+            self.assertIn(label, labels)
+
+    def test_large_clusters_skip_what_cannot_finish(self):
+        small = family.entries_for(family.LARGE_HOSTS)
+        large = family.entries_for(family.LARGE_HOSTS + 1)
+        self.assertEqual(family.FAMILY_ENTRIES, small)
+        self.assertEqual(set(e.label for e in small) - set(
+            e.label for e in large), set(family.LARGE_SKIPPED))
+
+    def test_a_run_over_its_cpu_bound_is_stopped(self):
+        def spin():
+            while True:
+                pass
+        with testtools.ExpectedException(family.RowTimeout):
+            with family.cpu_limit(0.05):
+                spin()
+
+
+class TestSplice(testtools.TestCase):
+    """--family-only replaces the family section and keeps the rest."""
+
+    def test_inserted_before_what_runs_then_replaced(self):
+        from bench.evaluation import command
+        page = '# T\n\n## Environment\n\n- x\n\n## What runs on it\n\nbody\n'
+        once = command.splice(page, command.FAMILY_HEADING + '\n\nold\n')
+        self.assertEqual(
+            '# T\n\n## Environment\n\n- x\n\n' + command.FAMILY_HEADING
+            + '\n\nold\n\n## What runs on it\n\nbody\n', once)
+        twice = command.splice(once, command.FAMILY_HEADING + '\n\nnew')
+        self.assertNotIn('old', twice)
+        self.assertEqual(once.replace('old', 'new'), twice)

@@ -10,7 +10,8 @@ import yaml
 from contention.sim import scenario
 
 SHIPPED = ('ahn-wl1', 'ahn-wl2', 'ahn-wl3', 'ahn-wl4', 'ahn-wl5', 'ahn-wl6',
-           'merlin-mix1', 'merlin-mix2', 'merlin-mix3')
+           'epyc-nps4', 'full-hosts', 'merlin-mix1', 'merlin-mix2',
+           'merlin-mix3')
 
 
 def _minimal():

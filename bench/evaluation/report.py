@@ -1,719 +1,75 @@
-"""Evaluation against peers and the optimum (issue 9); all figures simulated.
+"""The page: doc/evaluation.md from the runs, the verdict and a template.
 
-``python -m bench.run_all evaluation`` (part of ``tox -e bench``) runs, on
-every shipped scenario (``contention.sim.scenarios()``), every policy of
-the ``contention.sim.policies`` namespace that rebalances (ours with each
-victim selection, Watcher 17's own strategies through their real code,
-Merlin's baselines, ``none`` and the ``oracle``), then a scale sweep of
-decision time, and writes ``doc/evaluation.md`` and the plots in
-``doc/images/`` itself; what it prints is the short section
-``doc/benchmarks/evaluation.md`` gets.
-
-    python -m bench.evaluation            # about 3-5 minutes here
-    python -m bench.evaluation --quick    # sweep up to 1,000 hosts only
-
-Nova and Watcher cannot share a process (``tests/nova/__init__.py``), and
-this module imports Watcher, so it never imports Nova: arrivals that a
-policy does not place go to the simulator's Nova-like default
-(:func:`contention.sim.placement.nova_host`), described in the document.
+The page's fixed prose is the template ``evaluation.md.tmpl`` beside this
+module (``string.Template``: ``${part}`` is filled in); this module builds
+the parts that depend on the run: tables, and the analysis paragraphs,
+whose every figure is computed from the results (the verdicts themselves
+are :mod:`bench.evaluation.verdict`'s).
 """
 
-import argparse
-import dataclasses
-import logging
-import math
 import os
-import re
-import sys
-import time
-import warnings
-
-import matplotlib
-matplotlib.use('Agg')
-import matplotlib.pyplot as plt  # noqa: E402
-import yaml  # noqa: E402
-
-# Before any other Watcher module (registers its options, picks its
-# backend); bench.watcher does it, and its helpers are reused below.
-from bench import nova_weighers  # noqa: E402
-from bench import run_all  # noqa: E402
-from bench import watcher as wbench  # noqa: E402
-from contention.perfmodel import saturation  # noqa: E402
-from contention import sim  # noqa: E402
-from contention import swap  # noqa: E402
-from contention.sim import scenario as scenario_mod  # noqa: E402
-
-BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
-DOC_DIR = os.path.normpath(os.path.join(BENCH_DIR, os.pardir, 'doc'))
-IMAGE_DIR = os.path.join(DOC_DIR, 'images')
-
-
-@dataclasses.dataclass(frozen=True)
-class Entry:
-    """One row of the comparison: a policy with fixed parameters."""
-
-    label: str
-    policy: str
-    params: tuple = ()
-    group: str = 'peer'       # ours / peer / baseline / oracle / reference
-    moves_vms: bool = False   # live-migrates VMs between hosts
-
-
-#: The oracle deciding with the CPU demand of the interval just measured
-#: (``OraclePolicy(demand='last_interval')``): a reference row, neither
-#: ours nor a peer; the 95 % target stays against the clairvoyant oracle.
-LAGGED = 'oracle (last interval\'s demand)'
-
-#: numa_aware_swap with the model check: each swap must also raise the
-#: placement model's predicted performance of the sockets it touches.
-MIX = 'numa_aware_swap (model check)'
-
-ENTRIES = (
-    Entry('none', 'none', group='baseline'),
-    Entry('merlin random', 'random', group='peer'),
-    Entry('merlin local', 'local', group='peer'),
-    Entry('merlin low_cost', 'low_cost', group='peer'),
-    Entry('watcher workload_stabilization',
-          'watcher_workload_stabilization', moves_vms=True),
-    Entry('watcher workload_balance', 'watcher_workload_balance',
-          moves_vms=True),
-    Entry('watcher noisy_neighbor', 'watcher_noisy_neighbor',
-          moves_vms=True),
-    Entry('cache_aware_swap (sensitivity_cost)', 'cache_aware_swap',
-          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
-    Entry('cache_aware_swap (extreme)', 'cache_aware_swap',
-          (('victim_selection', 'extreme'),), 'ours', True),
-    Entry('numa_aware_swap (sensitivity_cost)', 'numa_aware_swap',
-          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
-    Entry('numa_aware_swap (extreme)', 'numa_aware_swap',
-          (('victim_selection', 'extreme'),), 'ours', True),
-    Entry(MIX, 'numa_aware_swap', (('mix_model', 'scenario'),), 'ours',
-          True),
-    Entry('oracle', 'oracle', group='oracle', moves_vms=True),
-    Entry(LAGGED, 'oracle', (('demand', 'last_interval'),),
-          group='reference', moves_vms=True),
-)
-
-ENTRIES_BY_LABEL = {e.label: e for e in ENTRIES}
-
-#: How many rows are ours, in words, for the text.
-OURS_COUNT = ('one', 'two', 'three', 'four', 'five', 'six', 'seven')[
-    sum(e.group == 'ours' for e in ENTRIES) - 1]
-
-#: What the papers reported, to set beside our simulated figures.
-AHN_REPORTED = {
-    'ahn-wl1': '+17 % (cache-aware scheduler, overall, migrations '
-               'included; NUMA-aware "slightly" more), Ahn et al. 4.2',
-    'ahn-wl6': 'no benefit (all CPU-bound), Ahn et al. 4.2 / Figure 5',
-}
-AHN_FIGURE5 = ('WL2-WL5: shown only as bars in Figure 5 ("similar trends"); '
-               'no numbers in the text of our copy')
-#: Merlin Table 1: (vCPU migrations, memory migrations, platform efficiency)
-#: per mix and policy, on the paper's hardware and normalisation.
-MERLIN_TABLE1 = {
-    'merlin-mix1': {'local': (28, 7, 2.20), 'low_cost': (22, 0, 2.53),
-                    'random': (42, 0, 2.48), 'merlin': (20, 2, 2.70)},
-    'merlin-mix2': {'local': (20, 5, 3.17), 'low_cost': (0, 0, 3.28),
-                    'random': (38, 0, 3.23), 'merlin': (12, 0, 3.39)},
-    'merlin-mix3': {'local': (36, 12, 2.28), 'low_cost': (20, 0, 2.41),
-                    'random': (22, 0, 2.38), 'merlin': (20, 5, 2.42)},
-}
-
-
-def quiet():
-    """Silence the upstream strategies' logs and deprecation warnings."""
-    logging.disable(logging.CRITICAL)
-    warnings.simplefilter('ignore')
-
-
-def run_entry(scen, entry, **kwargs):
-    if entry.policy == 'nova_weighers':
-        policy = nova_weighers.NovaWeighersPolicy()
-    else:
-        policy = sim.load_policy(entry.policy, **dict(entry.params))
-    start = time.perf_counter()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            result = sim.run(scen, policy, **kwargs)
-    finally:
-        if hasattr(policy, 'close'):
-            policy.close()
-    return result, time.perf_counter() - start
-
-
-def oracle_exact(result):
-    """Whether the oracle's runs found the exact optimum (its notes say)."""
-    notes = ' '.join(result.notes)
-    if 'not possible' in notes:
-        return False
-    return 'exact optimum' in notes or 'within' in notes
-
-
-def evaluate_scenario(name):
-    """Rows of one scenario: {label: (RunResult, wall)} plus references."""
-    scen = sim.load_scenario(name)
-    rows = {e.label: run_entry(scen, e) for e in ENTRIES}
-    if scen.placement == 'worst':
-        worst = rows['none'][0]
-    else:
-        worst, _ = run_entry(scen, ENTRIES[0], placement_policy='worst')
-    return scen, rows, worst
-
-
-def gain_share(perf, base, ref):
-    """(perf - base) / (ref - base), or None when ref gains under 0.001."""
-    gain = ref - base
-    return (perf - base) / gain if gain > 1e-3 else None
-
-
-def derived(rows, worst):
-    """Per label: improvement over worst, fraction of the oracle's gain."""
-    base = rows['none'][0].perf_mean
-    oracle = rows['oracle'][0].perf_mean
-    out = {}
-    for label, (res, _) in rows.items():
-        over_worst = res.perf_mean / worst.perf_mean - 1.0
-        out[label] = (over_worst, gain_share(res.perf_mean, base, oracle))
-    return out
-
-
-# -- the arrival experiment --------------------------------------------------
-
-def arrival_variant(name, per_epoch=4):
-    """A shipped scenario whose instances arrive over the first epochs.
-
-    The instances of the scenario, interleaved by profile, arrive
-    ``per_epoch`` at a time from epoch 0, so each placement decision sees
-    the counters of those already running; hardware, profiles and run
-    length are the shipped ones.
-    """
-    with open(scenario_mod.resolve(name), encoding='utf-8') as fh:
-        data = yaml.safe_load(fh)
-    queues = [[inst.get('profile'), inst.get('count', 1), inst.get(
-        'quota', 1.0)] for inst in data['instances']]
-    order = []
-    while any(q[1] for q in queues):
-        for q in queues:
-            if q[1]:
-                order.append((q[0], q[2]))
-                q[1] -= 1
-    data = dict(data, name=name + '-arrivals', placement='nova_spread',
-                instances=[])
-    data['arrivals'] = [
-        {'epoch': i // per_epoch, 'profile': p, 'count': 1, 'quota': quota}
-        for i, (p, quota) in enumerate(order)]
-    return scenario_mod.from_dict(data, name + '-arrivals')
-
-
-#: ``cpu_allocation_ratio`` of the what-if; the shipped hardware uses
-#: the simulator's default, Nova's ``initial_cpu_allocation_ratio`` 4.0.
-WHAT_IF_RATIO = 1.0
-
-
-def overcommit_variant(name, ratio=WHAT_IF_RATIO):
-    """A shipped scenario with another ``cpu_allocation_ratio``.
-
-    Not a tuning of the shipped scenario (the main tables use it as
-    shipped, with Nova's default ratio 4.0): a labelled what-if showing
-    what our swaps do without CPU over-commit (ratio 1.0), where the full
-    Ahn hosts leave no room for the first of a swap's two live migrations.
-    """
-    with open(scenario_mod.resolve(name), encoding='utf-8') as fh:
-        data = yaml.safe_load(fh)
-    for hw in data['hardware'].values():
-        hw['cpu_allocation_ratio'] = ratio
-    data['name'] = '%s-cpu-ratio-%g' % (name, ratio)
-    return scenario_mod.from_dict(data, data['name'])
-
-
-OVERCOMMIT_ENTRIES = tuple(e for e in ENTRIES
-                           if e.group in ('ours', 'oracle')
-                           or e.label == 'none')
-
-
-#: The row the price what-if reruns, and the lower prices it tries.
-PRICE_ROW = 'numa_aware_swap (sensitivity_cost)'
-#: ``migration_cost_per_gib`` values of the what-if (LLC misses/s of
-#: predicted reduction a move must buy per GiB it copies); the shipped
-#: default is :data:`SHIPPED_PRICE`, the main tables' row.
-WHAT_IF_PRICES = (1e5, 0.0)
-SHIPPED_PRICE = swap.SwapParameters().migration_cost_per_gib
-
-
-def price_entry(price):
-    """:data:`PRICE_ROW` with ``migration_cost_per_gib`` = ``price``."""
-    base = ENTRIES_BY_LABEL[PRICE_ROW]
-    return dataclasses.replace(
-        base, label='%s, price %g' % (base.label, price),
-        params=base.params + (('migration_cost_per_gib', price),))
-
-
-def price_what_if(names):
-    """{scenario: {price: RunResult}} of :data:`PRICE_ROW` at each price.
-
-    Not part of the targets: the main tables run the shipped price. What
-    an operator buys or loses by pricing moves lower
-    (``[watcher_strategies.numa_aware_swap] migration_cost_per_gib``):
-    every scenario, because the price also governs the re-pins inside a
-    host that the Merlin mixes live on.
-    """
-    scens = {n: sim.load_scenario(n) for n in names}
-    return {n: {p: run_entry(scens[n], price_entry(p))[0]
-                for p in WHAT_IF_PRICES} for n in names}
-
-
-ARRIVAL_ENTRIES = (
-    Entry('simulator fallback (RAM spread)', 'none', group='baseline'),
-    Entry('nova default weighers (real, child process)', 'nova_weighers',
-          group='baseline'),
-    Entry('cache_aware_swap (sensitivity_cost)', 'cache_aware_swap',
-          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
-    Entry('numa_aware_swap (sensitivity_cost)', 'numa_aware_swap',
-          (('victim_selection', 'sensitivity_cost'),), 'ours', True),
-    Entry('oracle', 'oracle', group='oracle', moves_vms=True),
-)
-
-
-#: The two contention_weigher rows of the arrival experiment.
-WEIGHER = 'contention_weigher (quick model from the scenario)'
-FILTERED = 'contention_weigher + filter (quick model from the scenario)'
-
-
-def weigher_entries():
-    """The contention_weigher rows, or ((), why) if they cannot be built.
-
-    With no model file the policy trains a quick model from the scenario
-    it is bound to (``contention.perfmodel.train.QUICK`` through
-    ``contention.sim.training.training_source``), as documented in
-    ``doc/nova.md``; that training time is not decision time. The second
-    row adds the ContentionFilter stage (``with_filter=true``, Nova's
-    default thresholds, sensitive images by the policy's Merlin rule); both
-    train the same model (same scenario and seed), so they differ only by
-    the filter.
-    """
-    try:
-        from contention.sim import training  # noqa: F401
-    except ImportError:
-        return (), ('no trained model: `contention.sim.training` (the '
-                    'train-from-simulator path) is missing, so the '
-                    'weigher rows are left out rather than run with a '
-                    'neutral model that would only reproduce Nova\'s '
-                    'default')
-    return (Entry(WEIGHER, 'contention_weigher', group='ours'),
-            Entry(FILTERED, 'contention_weigher', (('with_filter', 'true'),),
-                  group='ours')), None
-
-
-#: The account the contention_weigher policy's filter stage leaves in a
-#: run's notes (``ContentionWeigherPolicy.notes``).
-FILTER_NOTE = re.compile(
-    r'contention_weigher filter: (?P<sensitive>\d+) contention:sensitive '
-    r'arrivals .*; (?P<rejected>\d+) candidate hosts rejected as saturated; '
-    r'the busiest landing node judged had a summed L3 MPKI of '
-    r'(?P<peak>[0-9.]+|n/a)')
-
-
-def filter_account(result):
-    """What a filtered run's notes say its filter stage did.
-
-    (sensitive arrivals, hosts rejected, busiest landing MPKI or None), or
-    None when the run has no filter account.
-    """
-    for note in result.notes:
-        match = FILTER_NOTE.match(note)
-        if match:
-            peak = match.group('peak')
-            return (int(match.group('sensitive')),
-                    int(match.group('rejected')),
-                    None if peak == 'n/a' else float(peak))
-    return None
-
-
-# -- scale sweep ---------------------------------------------------------------
-
-def scale_sweep(sizes):
-    """Decision time (CPU s) of ours and Watcher's on synthetic clusters.
-
-    Reuses bench/watcher.py's synthetic cluster, decoded-store and timing
-    helpers; the caps are the same: workload_stabilization to 100 hosts,
-    workload_balance to 1,000 hosts.
-    """
-    import functools
-
-    from watcher.decision_engine.strategy.strategies import \
-        workload_balance
-    from watcher.decision_engine.strategy.strategies import \
-        workload_stabilization
-
-    from watcher_strategies.peers import datasource as simulated
-    from watcher_strategies import strategies
-
-    mix_model = _sweep_mix_model()
-    rows = []
-    for n in sizes:
-        view = wbench.synthetic_view(n)
-        t_model, model = wbench.timed(simulated.compute_model_from_view, view)
-        store = wbench.DecodedStore(wbench.synthetic_reports(view))
-        row = {'hosts': n, 'instances': len(view.instances),
-               'model': t_model}
-        for key, cls, sel in (
-                ('cache_sc', strategies.CacheAwareSwap, 'sensitivity_cost'),
-                ('cache_ex', strategies.CacheAwareSwap, 'extreme'),
-                ('numa_sc', strategies.NumaAwareSwap, 'sensitivity_cost')):
-            runs = 1 if n >= 10000 else wbench.RUNS
-            row[key], _ = wbench.best_of(runs, functools.partial(
-                wbench._executor, cls, model, store, victim_selection=sel))
-        runs = 1 if n >= 10000 else wbench.RUNS
-        row['numa_mix'], _ = wbench.best_of(runs, functools.partial(
-            _mix_decision, _with_images(view), mix_model))
-        if n <= 1000:
-            row['wb'], _ = wbench.timed(
-                simulated.run_strategy, workload_balance.WorkloadBalance,
-                view, {'metrics': 'instance_cpu_usage'}, model=model,
-                datasource=simulated.SimulatedDatasource(view))
-        if n <= 100:
-            model = simulated.compute_model_from_view(view)
-            row['ws'], _ = wbench.timed(
-                simulated.run_strategy,
-                workload_stabilization.WorkloadStabilization, view,
-                model=model, datasource=simulated.SimulatedDatasource(view))
-        rows.append(row)
-        del view, model, store
-    return rows
-
-
-#: Images the sweep's instances run, for the model check's classes.
-SWEEP_IMAGES = 20
-
-
-def _sweep_mix_model():
-    """A small model for the check (ahn-wl1, QUICK, copies): its cost."""
-    from contention.perfmodel import train
-    bundle, _ = train.train_from_sim('ahn-wl1', cross_validate=False,
-                                     copies_samples=10, **train.QUICK)
-    return bundle.interference
-
-
-def _with_images(view):
-    """The synthetic view with each instance running one of 20 images.
-
-    The model check values mixes of images; the sweep's instances have
-    none (and no IPC), which would leave every class unvalued.
-    """
-    return dataclasses.replace(view, instances=tuple(
-        dataclasses.replace(inst, image_id='image-%02d' % (k % SWEEP_IMAGES),
-                            flavor='m1', ipc=1.0)
-        for k, inst in enumerate(view.instances)))
-
-
-def _mix_decision(view, model):
-    """numa_aware with the model check, from profiles to plan (the core)."""
-    from contention.perfmodel import mixes
-    from contention import swap
-
-    def decide():
-        values = mixes.MixValues(model, mixes.class_profiles(
-            view.instances, swap.mix_class))
-        return swap.numa_aware(view, swap.SwapParameters(),
-                               mix_values=values)
-    return decide
-
-
-# -- output --------------------------------------------------------------------
-
-#: Issue 9's target: at least this share of the exact oracle's gain.
-ORACLE_SHARE = 0.95
-#: Float noise allowed when a share is compared or floored.
-_SHARE_EPS = 1e-9
-
-
-def pct(x, signed=True):
-    if x is None:
-        return 'n/a'
-    return ('%+.1f %%' if signed else '%.0f %%') % (100.0 * x)
-
-
-def share(frac):
-    """A share of the oracle's gain, floored to 0.1 %.
-
-    Floored, not rounded, so a share below ORACLE_SHARE never reads as
-    the target (94.96 % shows 94.9 %, not 95.0 %), with the same float
-    tolerance as the verdict (:func:`share_met`).
-    """
-    if frac is None:
-        return 'n/a'
-    return '%.1f %%' % share_percent(frac)
-
-
-def share_percent(frac):
-    """:func:`share`'s figure: the percentage floored to 0.1."""
-    return math.floor(frac * 1000.0 + _SHARE_EPS * 1000.0) / 10.0
-
-
-def share_met(frac):
-    return frac >= ORACLE_SHARE - _SHARE_EPS
-
-
-def _oracle_share(results, name, res):
-    """``res``'s share of the scenario's oracle gain over ``none``."""
-    rows = results[name][1]
-    return gain_share(res.perf_mean, rows['none'][0].perf_mean,
-                      rows['oracle'][0].perf_mean)
-
-
-def oracle_target_met(results, name, res):
-    """Whether ``res`` meets the 95 % target in scenario ``name``.
-
-    95 % of the oracle's gain over ``none``; where the oracle gains
-    nothing, losing nothing against it.
-    """
-    frac = _oracle_share(results, name, res)
-    if frac is None:
-        oracle = results[name][1]['oracle'][0].perf_mean
-        return res.perf_mean >= oracle - 1e-3
-    return share_met(frac)
-
-
-def scenario_table(rows, extra):
-    out = ['| policy | perf mean | perf min | degradation spread | '
-           'vs worst placement | of oracle\'s gain | migrations | '
-           'vCPU moves | memory moves | GiB moved | platform eff. | '
-           'decision s (total) |',
-           '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
-    for label, (res, _) in rows.items():
-        over, frac = extra[label]
-        out.append('| %s | %.3f | %.3f | %.3f | %s | %s | %d | %.0f | %d | '
-                   '%.1f | %.2f | %.3f |' % (
-                       label, res.perf_mean, res.perf_min,
-                       res.degradation_spread, pct(over),
-                       share(frac),
-                       res.migrations, res.vcpu_moves, res.memory_moves,
-                       res.memory_moved_gib, res.platform_efficiency,
-                       res.decision_wall_s))
-    return out
-
-
-def best_ours(rows):
-    ours = [e.label for e in ENTRIES if e.group == 'ours']
-    return max(ours, key=lambda lb: rows[lb][0].perf_mean)
-
-
-def check_targets(results):
-    """Per scenario: (ours >= peers, fewer migrations, >= 95 % of oracle)."""
-    checks = {}
-    peers = [e for e in ENTRIES if e.group == 'peer']
-    movers = [e for e in peers if e.moves_vms]
-    for name, (scen, rows, worst, extra) in results.items():
-        mine = best_ours(rows)
-        res = rows[mine][0]
-        best_peer = max(peers, key=lambda e: rows[e.label][0].perf_mean)
-        perf_ok = res.perf_mean >= rows[best_peer.label][0].perf_mean - 1e-9
-        moving = [e for e in movers if rows[e.label][0].migrations > 0]
-        mig_ok = all(res.migrations < rows[e.label][0].migrations
-                     for e in moving) if moving else None
-        exact = oracle_exact(rows['oracle'][0])
-        frac = extra[mine][1]
-        oracle_ok = (oracle_target_met(results, name, res) if exact
-                     else None)
-        # A reference figure only: ours against the last-interval oracle.
-        none = rows['none'][0].perf_mean
-        lagged = rows[LAGGED][0].perf_mean
-        checks[name] = dict(mine=mine, perf_ok=perf_ok,
-                            best_peer=best_peer.label,
-                            peer_perf=rows[best_peer.label][0].perf_mean,
-                            perf=res.perf_mean, mig_ok=mig_ok,
-                            moving=[e.label for e in moving], exact=exact,
-                            frac=frac, oracle_ok=oracle_ok,
-                            lagged_gain=lagged - none,
-                            lagged_frac=gain_share(res.perf_mean, none,
-                                                   lagged))
-    return checks
-
-
-def yes_no(v):
-    return {True: 'met', False: 'NOT met', None: 'not applicable'}[v]
-
-
-def plot_perf(results, path):
-    names = list(results)
-    labels = [e.label for e in ENTRIES]
-    fig, ax = plt.subplots(figsize=(13, 6))
-    width = 0.8 / len(labels)
-    cmap = plt.get_cmap('tab20')
-    for k, label in enumerate(labels):
-        vals = [results[n][1][label][0].perf_mean for n in names]
-        ax.bar([i + k * width for i in range(len(names))], vals, width,
-               label=label, color=cmap(k))
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
-    ax.set_xticklabels(names)
-    ax.set_ylabel('mean normalised performance')
-    ax.set_ylim(0, 1.05)
-    ax.set_title('Mean normalised performance per policy (SIMULATED)')
-    ax.legend(fontsize=7, ncol=4, loc='upper center',
-              bbox_to_anchor=(0.5, -0.08))
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def plot_over_worst(results, overcommit, path):
-    names = list(results)
-    series = (('best of ours', None), ('oracle', 'oracle'),
-              ('merlin low_cost', 'merlin low_cost'),
-              ('watcher workload_balance', 'watcher workload_balance'))
-    fig, ax = plt.subplots(figsize=(11, 4.5))
-    width = 0.8 / (len(series) + 1)
-    for k, (title, label) in enumerate(series):
-        vals = []
-        for n in names:
-            rows, extra = results[n][1], results[n][3]
-            vals.append(100 * extra[label or best_ours(rows)][0])
-        ax.bar([i + k * width for i in range(len(names))], vals, width,
-               label=title)
-    ours = [e.label for e in ENTRIES if e.group == 'ours']
-    what_if = [(i, 100 * (max(overcommit[n][lb].perf_mean for lb in ours)
-                          / results[n][2].perf_mean - 1))
-               for i, n in enumerate(names) if n in overcommit]
-    if what_if:
-        ax.scatter([i + 0.4 - width / 2 for i, _ in what_if],
-                   [y for _, y in what_if], marker='D', color='tab:blue',
-                   edgecolor='black', zorder=3,
-                   label='best of ours, what-if cpu_allocation_ratio '
-                   '%.1f' % WHAT_IF_RATIO)
-    ax.bar([0 + len(series) * width], [17.0], width, color='black',
-           label='Ahn et al. reported (WL1, cache-aware, real testbed)')
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
-    ax.set_xticklabels(names)
-    ax.set_ylabel('improvement over the worst placement (%)')
-    ax.set_title('Improvement over the worst placement (SIMULATED; black '
-                 'bar: the paper\'s figure)')
-    ax.axhline(0, color='grey', lw=0.5)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def plot_sweep(rows, path):
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for key, title in (('cache_sc', 'cache_aware_swap (sensitivity_cost)'),
-                       ('cache_ex', 'cache_aware_swap (extreme)'),
-                       ('numa_sc', 'numa_aware_swap'),
-                       ('numa_mix', 'numa_aware_swap (model check, core)'),
-                       ('wb', 'watcher workload_balance'),
-                       ('ws', 'watcher workload_stabilization'),
-                       ('model', 'building Watcher\'s compute model')):
-        pts = [(r['hosts'], r[key]) for r in rows if key in r]
-        if pts:
-            ax.plot([p[0] for p in pts], [max(p[1], 1e-4) for p in pts],
-                    marker='o', label=title,
-                    ls='--' if key == 'model' else '-')
-    ax.set_xscale('log')
-    ax.set_yscale('log')
-    ax.set_xlabel('hosts (20 instances each)')
-    ax.set_ylabel('decision time (CPU s)')
-    ax.set_title('Decision time vs cluster size (synthetic clusters)')
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog='python -m bench.evaluation')
-    parser.add_argument('--quick', action='store_true',
-                        help='scale sweep up to 1,000 hosts only')
-    parser.add_argument('--scenarios', default=None,
-                        help='comma-separated subset (default: all shipped)')
-    parser.add_argument('--output', default=os.path.join(
-        DOC_DIR, 'evaluation.md'))
-    args = parser.parse_args(argv)
-    quiet()
-    started = time.monotonic()
-    names = (args.scenarios.split(',') if args.scenarios
-             else list(sim.scenarios()))
-    results = {}
-    for name in names:
-        scen, rows, worst = evaluate_scenario(name)
-        results[name] = (scen, rows, worst, derived(rows, worst))
-    arrivals = {}
-    weighers, weigher_why = weigher_entries()
-    entries = ARRIVAL_ENTRIES + weighers
-    for name in names:
-        if not name.startswith('ahn-'):
-            continue
-        scen = arrival_variant(name)
-        arrivals[name] = {e.label: run_entry(scen, e)[0] for e in entries}
-    overcommit = {}
-    for name in names:
-        if name.startswith('ahn-'):
-            scen = overcommit_variant(name)
-            overcommit[name] = {e.label: run_entry(scen, e)[0]
-                                for e in OVERCOMMIT_ENTRIES}
-    prices = price_what_if(names)
-    sizes = (10, 100, 1000) if args.quick else (10, 100, 1000, 10000)
-    sweep = scale_sweep(sizes)
-    os.makedirs(IMAGE_DIR, exist_ok=True)
-    plot_perf(results, os.path.join(IMAGE_DIR, 'evaluation-perf.png'))
-    plot_over_worst(results, overcommit, os.path.join(
-        IMAGE_DIR, 'evaluation-over-worst.png'))
-    plot_sweep(sweep, os.path.join(IMAGE_DIR, 'evaluation-scale.png'))
-    checks = check_targets(results)
-    elapsed = time.monotonic() - started
-    command = 'python -m bench.evaluation' + (' --quick' if args.quick
-                                              else '')
-    doc = document(results, arrivals, weigher_why, sweep, checks, command,
-                   elapsed, args.quick, overcommit, prices)
-    with open(args.output, 'w', encoding='utf-8') as fh:
-        fh.write('\n'.join(doc) + '\n')
-    print(summary(results, checks, sweep, elapsed, args.output))
-
-
-def summary(results, checks, sweep, elapsed, output):
-    lines = ['Full evaluation (simulated) in `%s`; %.0f s on this machine.'
-             % (os.path.relpath(output, os.path.join(DOC_DIR, os.pardir)),
-                elapsed), '',
-             '| scenario | best of ours | perf | best peer | perf | '
-             'oracle | ours >= peers | fewer migrations | >= 95 % of '
-             'oracle |', '|---|---|---:|---|---:|---:|---|---|---|']
-    for name, c in checks.items():
-        rows = results[name][1]
-        lines.append('| %s | %s | %.3f | %s | %.3f | %.3f | %s | %s | %s |'
-                     % (name, c['mine'], c['perf'], c['best_peer'],
-                        c['peer_perf'], rows['oracle'][0].perf_mean,
-                        yes_no(c['perf_ok']), yes_no(c['mig_ok']),
-                        yes_no(c['oracle_ok'])))
-    big = sweep[-1]
-    lines += ['', 'Decision time at %d hosts: cache_aware_swap %.2f CPU s.'
-              % (big['hosts'], big['cache_sc'])]
-    return '\n'.join(lines)
+import string
+
+from bench import run_all
+from bench.evaluation.plan import AHN_FIGURE5
+from bench.evaluation.plan import AHN_REPORTED
+from bench.evaluation.plan import ARRIVAL_ENTRIES
+from bench.evaluation.plan import ENTRIES
+from bench.evaluation.plan import ENTRIES_BY_LABEL
+from bench.evaluation.plan import FILTERED
+from bench.evaluation.plan import LAGGED
+from bench.evaluation.plan import MERLIN_ROWS
+from bench.evaluation.plan import MERLIN_TABLE1
+from bench.evaluation.plan import MIX
+from bench.evaluation.plan import OURS_COUNT
+from bench.evaluation.plan import OVERCOMMIT_ENTRIES
+from bench.evaluation.plan import PRICE_ROW
+from bench.evaluation.plan import SHIPPED_PRICE
+from bench.evaluation.plan import SWEEP_IMAGES
+from bench.evaluation.plan import WEIGHER
+from bench.evaluation.plan import WHAT_IF_PRICES
+from bench.evaluation.plan import WHAT_IF_RATIO
+from bench.evaluation.text import arrival_cell
+from bench.evaluation.text import effects_text
+from bench.evaluation.text import lagged_share
+from bench.evaluation.text import name_list
+from bench.evaluation.text import pct
+from bench.evaluation.text import price_cells
+from bench.evaluation.text import scenario_table
+from bench.evaluation.text import seconds_list
+from bench.evaluation.text import share
+from bench.evaluation.text import yes_no
+from bench.evaluation.verdict import best_ours
+from bench.evaluation.verdict import demand_phases
+from bench.evaluation.verdict import filter_account
+from bench.evaluation.verdict import oracle_exact
+from bench.evaluation.verdict import oracle_target_met
+from bench.evaluation.verdict import over_worst
+from bench.evaluation.verdict import perf_of
+from bench.evaluation.verdict import price_effects
+from bench.evaluation.verdict import share_met
+from bench.evaluation.verdict import share_percent
+from bench.evaluation.verdict import single_workload_sockets
+from contention import sim
+from contention.perfmodel import saturation
+
+#: The page's fixed prose, with ``${...}`` parts.
+TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        'evaluation.md.tmpl')
 
 
 def document(results, arrivals, weigher_why, sweep, checks, command,
-             elapsed, quick, overcommit, prices):
-    d = ['# Evaluation against peers and the optimum', '',
-         '**Every performance figure on this page is SIMULATED**: it comes '
-         'from the contention model of `contention.sim` (see '
-         '[the simulator](simulator.md)) with synthetic workload profiles, '
-         'not from hardware. Decision times are real CPU or wall-clock '
-         'times of the policies\' code on this machine.', '',
-         'Produced by `%s` (also run by `tox -e bench` through '
-         '`python -m bench.run_all evaluation`) in %.0f s. Do not edit by '
-         'hand: the bench writes this file.' % (command, elapsed), '',
-         '## Environment', ''] + run_all.environment()
-    d += ['', '## What runs', '',
-          'Every shipped scenario (`contention-sim scenarios`) with its own '
-          'seed, epochs and audit period, once per policy below, through '
-          '`contention.sim.run`. Each policy is the project\'s or the '
-          'upstream code itself, loaded by its entry point in '
-          '`contention.sim.policies`:', '',
-          '| row | entry point (parameters) | what it is |', '|---|---|---|']
+             elapsed, quick, overcommit, prices, family=None):
+    """The text of doc/evaluation.md (see :func:`fill`)."""
+    d = ['| row | entry point (parameters) | what it is |', '|---|---|---|']
     what = {
         'none': 'never acts (the starting placement)',
         'random': 'Merlin\'s Random baseline (section 2)',
         'local': 'Merlin\'s Local baseline',
         'low_cost': 'Merlin\'s Low-cost baseline (section 3.3 cost order)',
+        'merlin': 'Merlin itself (section 3.5, Figure 4: local CPU, then a '
+                  'remote CPU, a swap or a move with memory, with the '
+                  'repercussion check)',
         'watcher_workload_stabilization': 'Watcher 17\'s strategy, real '
         'code, fed CPU/RAM from the simulator',
         'watcher_workload_balance': 'Watcher 17\'s strategy, real code, '
@@ -742,28 +98,8 @@ def document(results, arrivals, weigher_why, sweep, checks, command,
         d.append('| %s | `%s`%s | %s |' % (
             e.label, e.policy, ' (%s)' % params if params else '',
             what.get(e.label) or what[e.policy]))
-    d += ['', 'Columns: *perf mean / min* are the mean and the minimum over '
-          'VMs of each VM\'s time-averaged normalised performance (1.0 = '
-          'alone on its host class); *degradation spread* is max - min of '
-          '1 - performance; *vs worst placement* is perf mean over the '
-          'perf mean of `none` started from Ahn et al.\'s worst case W-W '
-          '(the `worst` initial placement; the Ahn scenarios start there, '
-          'the Merlin scenarios are re-run from it for this reference), as '
-          'in Ahn et al.\'s Figures 4-5; *of oracle\'s gain* is (perf mean '
-          '- perf mean of none) / (perf mean of oracle - perf mean of none), '
-          'n/a when the oracle gains under 0.1 % (the 95 % target then '
-          'counts as met if ours loses nothing against it); *migrations* '
-          'are live '
-          'migrations between hosts, *vCPU moves* and *memory moves* / '
-          '*GiB moved* are as in Merlin\'s Table 1; *platform eff.* is '
-          'Merlin\'s section 5.2 metric as the simulator computes it; '
-          '*decision s* is the wall time the policy spent deciding over '
-          'the whole run (all audits).', '']
-    d += ['![Mean normalised performance (simulated)]'
-          '(images/evaluation-perf.png)', '',
-          '![Improvement over the worst placement (simulated)]'
-          '(images/evaluation-over-worst.png)', '']
-    d += ['## Results per scenario (simulated)', '']
+    entries = d
+    d = []
     for name, (scen, rows, worst, extra) in results.items():
         oracle = rows['oracle'][0]
         d += ['### %s' % name, '',
@@ -793,23 +129,33 @@ def document(results, arrivals, weigher_why, sweep, checks, command,
                   'migrations / platform efficiency: ' + '; '.join(
                       '%s %d / %d / %.2f (here %.0f / %d / %.2f)' % (
                           pol, p[0], p[1], p[2],
-                          rows['merlin ' + pol][0].vcpu_moves,
-                          rows['merlin ' + pol][0].memory_moves,
-                          rows['merlin ' + pol][0].platform_efficiency)
-                      for pol, p in paper.items() if pol != 'merlin')
-                  + '; Merlin itself %d / %d / %.2f (not implemented as a '
-                  'simulator policy here).' % paper['merlin'],
+                          rows[MERLIN_ROWS[pol]][0].vcpu_moves,
+                          rows[MERLIN_ROWS[pol]][0].memory_moves,
+                          rows[MERLIN_ROWS[pol]][0].platform_efficiency)
+                      for pol, p in paper.items()) + '.',
                   'Absolute platform efficiencies are not comparable (the '
                   'paper normalises CPU to 2400 and performance to its '
                   'runs); the order of the policies is.']
         d.append('')
-    d += overcommit_section(results, overcommit)
-    d += price_section(results, prices)
-    d += arrival_section(arrivals, weigher_why)
-    d += sweep_section(sweep, quick)
-    d += targets_section(results, checks)
-    d += analysis(results, checks, overcommit, arrivals, prices)
-    return d
+    return fill(
+        command=command, elapsed='%.0f' % elapsed,
+        environment='\n'.join(run_all.environment()),
+        family='\n'.join(family or []), entries='\n'.join(entries),
+        scenarios='\n'.join(d),
+        what_ifs='\n'.join(overcommit_section(results, overcommit)
+                           + price_section(results, prices)),
+        arrivals='\n'.join(arrival_section(arrivals, weigher_why)),
+        sweep='\n'.join(sweep_section(sweep, quick)),
+        targets='\n'.join(targets_section(results, checks)),
+        analysis='\n'.join(analysis(results, checks, overcommit,
+                                    arrivals, prices)))
+
+
+def fill(**parts):
+    """The page: :data:`TEMPLATE` with its ``${...}`` parts filled in."""
+    with open(TEMPLATE, encoding='utf-8') as fh:
+        page = string.Template(fh.read()).substitute(parts)
+    return page.rstrip('\n') + '\n'
 
 
 def overcommit_section(results, overcommit):
@@ -849,13 +195,6 @@ def overcommit_section(results, overcommit):
     return d
 
 
-def _price_cells(results, name, res):
-    """perf mean / share of the oracle's gain / migrations / vCPU moves."""
-    return '%.4f / %s / %d / %.0f' % (
-        res.perf_mean, share(_oracle_share(results, name, res)),
-        res.migrations, res.vcpu_moves)
-
-
 def price_section(results, prices):
     if not prices:
         return []
@@ -877,43 +216,10 @@ def price_section(results, prices):
     for name, by_price in prices.items():
         shipped = results[name][1][PRICE_ROW][0]
         d.append('| %s | %s | %s |' % (
-            name, _price_cells(results, name, shipped),
-            ' | '.join(_price_cells(results, name, by_price[p])
+            name, price_cells(results, name, shipped),
+            ' | '.join(price_cells(results, name, by_price[p])
                        for p in WHAT_IF_PRICES)))
     return d + ['']
-
-
-def price_effects(results, by_price, price):
-    """(gains, losses, churn) of one what-if price against the shipped one.
-
-    Each a list of (scenario, perf difference, extra migrations, extra
-    vCPU moves): mean performance up or down by more than 0.0001, or
-    unchanged with more moves.
-    """
-    gains, losses, churn = [], [], []
-    for name, runs in by_price.items():
-        shipped = results[name][1][PRICE_ROW][0]
-        res = runs[price]
-        item = (name, res.perf_mean - shipped.perf_mean,
-                res.migrations - shipped.migrations,
-                res.vcpu_moves - shipped.vcpu_moves)
-        if item[1] > 1e-4:
-            gains.append(item)
-        elif item[1] < -1e-4:
-            losses.append(item)
-        elif item[2] > 0 or item[3] > 0:
-            churn.append(item)
-    return gains, losses, churn
-
-
-def _effects_text(items, perf=True):
-    if not items:
-        return 'no scenario'
-    return '; '.join(
-        ('%s %+.4f (%+d migrations, %+.0f vCPU moves)' if perf
-         else '%s (%+d migrations, %+.0f vCPU moves)')
-        % ((n, diff, migs, vcpus) if perf else (n, migs, vcpus))
-        for n, diff, migs, vcpus in items)
 
 
 def price_analysis(results, prices):
@@ -926,8 +232,8 @@ def price_analysis(results, prices):
         costly.update(n for n, *_ in losses + churn)
         parts.append('at %g, mean performance rose on %s; fell on %s; and '
                      'the row moved more for no gain on %s' % (
-                         p, _effects_text(gains), _effects_text(losses),
-                         _effects_text(churn, perf=False)))
+                         p, effects_text(gains), effects_text(losses),
+                         effects_text(churn, perf=False)))
     below = [n for n in prices
              if not oracle_target_met(results, n,
                                       results[n][1][PRICE_ROW][0])]
@@ -935,12 +241,12 @@ def price_analysis(results, prices):
     for p in WHAT_IF_PRICES:
         lifted = [n for n in below
                   if oracle_target_met(results, n, prices[n][p])]
-        reached.append('%s at %g' % (_names(lifted), p))
+        reached.append('%s at %g' % (name_list(lifted), p))
     verdict = ('The shipped price stays: what the lower prices gain comes '
                'with losses or moves for nothing on %s, and an operator '
                'who values performance over moves there can lower it per '
                'strategy (`migration_cost_per_gib`, doc/watcher.md).'
-               % _names(sorted(costly)) if costly else
+               % name_list(sorted(costly)) if costly else
                'A lower price cost nothing on any scenario here: the '
                'shipped default deserves review.')
     return ['**The price of a move (what-if above).** Against the shipped '
@@ -948,7 +254,7 @@ def price_analysis(results, prices):
             'migrations and vCPU moves): %s. Where this row is below 95 %% '
             'of the oracle\'s gain at the shipped price (%s), a lower price '
             'lifts it there on %s. %s' % (
-                SHIPPED_PRICE, '. Then, '.join(parts), _names(below),
+                SHIPPED_PRICE, '. Then, '.join(parts), name_list(below),
                 '; '.join(reached), verdict), '']
 
 
@@ -1013,14 +319,6 @@ def arrival_section(arrivals, weigher_why):
           '(live migrations; arrivals that got NoValidHost and never ran, '
           'when any did).', '']
     return d
-
-
-def arrival_cell(result):
-    """An arrival table cell; NoValidHost shows, as perf leaves them out."""
-    cell = '%.3f (%d mig.' % (result.perf_mean, result.migrations)
-    if result.no_valid_host:
-        cell += ', %d NoValidHost' % result.no_valid_host
-    return cell + ')'
 
 
 def sweep_section(sweep, quick):
@@ -1093,23 +391,6 @@ def targets_section(results, checks):
     return d
 
 
-def lagged_share(check):
-    """Ours as a share of the last-interval oracle's gain, or why not."""
-    if check['lagged_frac'] is not None:
-        return share(check['lagged_frac'])
-    return 'n/a (it gains %+.4f over none)' % check['lagged_gain']
-
-
-def demand_phases(scen):
-    """{profile: shortest phase in s} of the scenario's phased profiles."""
-    out = {}
-    for spec in scen.instances:
-        demand = scen.profiles[spec.profile].cpu_demand
-        if hasattr(demand, 'phases'):
-            out[spec.profile] = min(d for d, _ in demand.phases)
-    return out
-
-
 def foresight_analysis(results, checks):
     """How much of the clairvoyant oracle's gain needs foresight."""
     same, differ, phased = [], [], {}
@@ -1134,11 +415,11 @@ def foresight_analysis(results, checks):
          'between the two is the part of the gain that needs foresight. '
          'Scenarios with demand phases: %s. The two oracles made identical '
          'runs (mean performance and every move) on %s, and differ on %s%s.'
-         % (LAGGED, _names(['%s (%s)' % (n, ', '.join(
+         % (LAGGED, name_list(['%s (%s)' % (n, ', '.join(
              '%s, shortest phase %.0f s = %.0f epoch(s)' % (
                  p, s, s / results[n][0].epoch_s)
              for p, s in sorted(ph.items()))) for n, ph in phased.items()]),
-            _names(same), _names(differ),
+            name_list(same), name_list(differ),
             ' (NOT expected: these have no demand phases)' if unexpected
             else '')]
     lines = []
@@ -1166,19 +447,19 @@ def foresight_analysis(results, checks):
     if any(n in same for n in phased):
         d[-1] += (' Identical runs despite phases (%s) mean the phases never '
                   'changed the exact search\'s choice by more than its '
-                  '`min_gain` (2 %%) at any audit.' % _names(
+                  '`min_gain` (2 %%) at any audit.' % name_list(
                       [n for n in phased if n in same]))
     below = [n for n in results
-             if _perf(results, n, LAGGED) < _perf(results, n, 'none') - 1e-3]
+             if perf_of(results, n, LAGGED) < perf_of(results, n, 'none') - 1e-3]
     beaten = [n for n in results
-              if checks[n]['perf'] > _perf(results, n, LAGGED) + 1e-3]
+              if checks[n]['perf'] > perf_of(results, n, LAGGED) + 1e-3]
     if below:
         d[-1] += (' On %s the last-interval oracle ends BELOW `none`: it '
                   'moves for the demand of an interval that is over, so '
                   'after a phase no longer than an epoch it sets up that '
                   'phase\'s placement once the phase has ended, and pays '
                   'for the moves; a reactive policy does better there by '
-                  'not chasing such phases.' % _names(below))
+                  'not chasing such phases.' % name_list(below))
     if beaten:
         d[-1] += (' The best of ours ends above the last-interval oracle on '
                   '%s (ours vs it: %s): it is therefore NOT an upper bound '
@@ -1191,9 +472,9 @@ def foresight_analysis(results, checks):
                   'moves only when its predicted gain exceeds the cost '
                   '(best of ours, vCPU / memory moves: %s) and keeps a '
                   'placement through the phases.' % (
-                      _names(beaten), ', '.join(
+                      name_list(beaten), ', '.join(
                           '%s %.4f vs %.4f' % (
-                              n, checks[n]['perf'], _perf(results, n, LAGGED))
+                              n, checks[n]['perf'], perf_of(results, n, LAGGED))
                           for n in beaten), ', '.join(
                           '%s %.0f / %d' % (
                               n, results[n][1][checks[n]['mine']][0]
@@ -1293,23 +574,6 @@ def filter_analysis(arrivals):
     return d
 
 
-def _perf(results, name, label):
-    return results[name][1][label][0].perf_mean
-
-
-def _over_worst(results, name, perf):
-    return perf / results[name][2].perf_mean - 1.0
-
-
-def _names(names, empty='no scenario'):
-    return ', '.join(names) or empty
-
-
-def _seconds(values):
-    values = sorted(set(values))
-    return ' / '.join('%.0f' % v for v in values)
-
-
 def cooldown_sentence(results, names):
     """What the migration cool-down means for these runs' lengths.
 
@@ -1322,14 +586,14 @@ def cooldown_sentence(results, names):
     runs = [results[n][0].epochs * results[n][0].epoch_s for n in names]
     if min(cooldowns) >= max(runs):
         how = ('at least as long as these %s s runs, so a VM is '
-               'live-migrated at most once per run' % _seconds(runs))
+               'live-migrated at most once per run' % seconds_list(runs))
     elif max(cooldowns) >= min(runs):
         how = ('longer than some of these %s s runs, shorter than others'
-               % _seconds(runs))
+               % seconds_list(runs))
     else:
         how = ('shorter than these %s s runs, so a VM may be '
                'live-migrated again %s s after its last migration'
-               % (_seconds(runs), _seconds(cooldowns)))
+               % (seconds_list(runs), seconds_list(cooldowns)))
     return ('A re-pin (the repair, the local phase) does not start the '
             'migration cool-down: in Watcher only `contention_swap` records '
             'moves (its live migrations) in the store the strategies take '
@@ -1337,21 +601,7 @@ def cooldown_sentence(results, names):
             'so the next audit, '
             'whose counters were measured with the memory local, may swap '
             'repaired VMs between hosts. A live-migrated VM is held for the '
-            'cool-down (%s s), %s.' % (_seconds(cooldowns), how))
-
-
-def single_workload_sockets(scen):
-    """Whether the initial placement gives every socket one application.
-
-    W-W does (Ahn et al. section 2.2): each socket's instances are all of
-    one profile.
-    """
-    start = sim.Simulator(scen)
-    held = {}
-    for inst in start.state.instances:
-        key = (inst.host, start.state.socket_of(inst))
-        held.setdefault(key, set()).add(inst.profile.name)
-    return all(len(names) == 1 for names in held.values())
+            'cool-down (%s s), %s.' % (seconds_list(cooldowns), how))
 
 
 def ahn_analysis(results, checks):
@@ -1442,9 +692,9 @@ def ahn_analysis(results, checks):
              sum(rows[n][checks[n]['mine']][0].vcpu_moves for n in ahn),
              sum(rows[n][checks[n]['mine']][0].memory_moves for n in ahn),
              cooldown_sentence(results, ahn),
-             _names([n for n in ahn
-                     if single_workload_sockets(results[n][0])],
-                    'no Ahn scenario'),
+             name_list([n for n in ahn
+                        if single_workload_sockets(results[n][0])],
+                       'no Ahn scenario'),
              pct(results[wl1][3][checks[wl1]['mine']][0]), wl1), '']
     return d
 
@@ -1496,13 +746,13 @@ def model_check_analysis(results, checks):
             'ahn-wl1, wl2, wl4 and wl5 but re-pinned back and forth on the '
             'Merlin mixes as demand phases changed the counters, and with a '
             'cool-down on those re-pins ended below this row there.%s' % (
-                MIX, _names(up, 'none'), _names(down, 'none'),
-                _names(same, 'none'),
+                MIX, name_list(up, 'none'), name_list(down, 'none'),
+                name_list(same, 'none'),
                 ', '.join('%s %+.4f' % (n, diff[n]) for n in names),
-                _names(met, 'none'),
+                name_list(met, 'none'),
                 ', '.join('%s %s' % (n, share(results[n][3][MIX][1]))
                           for n in names),
-                _names(only, 'none'),
+                name_list(only, 'none'),
                 ''.join(' Training, from the run\'s notes: %s.' % note
                         for note in notes[:1])), '']
 
@@ -1523,7 +773,7 @@ def overcommit_analysis(results, overcommit):
          'shipped ratio 4.0), and the best of ours over W-W is %s (shipped: '
          '%s). ' % (
              WHAT_IF_RATIO, OURS_COUNT, migs, shipped,
-             ', '.join('%s %s' % (n[4:], pct(_over_worst(
+             ', '.join('%s %s' % (n[4:], pct(over_worst(
                  results, n, rows[best[n]].perf_mean)))
                  for n, rows in overcommit.items()),
              ', '.join('%s %s' % (n[4:], pct(results[n][3][best_ours(
@@ -1536,8 +786,8 @@ def overcommit_analysis(results, overcommit):
                   + ('and the local phase finds nothing to do on W-W '
                      'either (each host holds copies of one application, '
                      'so its sockets are already even by LLC misses).'
-                     if all(abs(_over_worst(results, n, rows[best[n]]
-                                            .perf_mean)) < 1e-3
+                     if all(abs(over_worst(results, n, rows[best[n]]
+                                           .perf_mean)) < 1e-3
                             for n, rows in overcommit.items())
                      else 'what is left is the gain of the moves inside '
                      'each host (the NUMA repair and the local phase), '
@@ -1555,7 +805,7 @@ def swaps_versus_local(results, overcommit, best):
     Without over-commit no swap starts, so the what-if's best row is the
     in-host moves alone; the shipped best row adds the swaps.
     """
-    diff = {n: _perf(results, n, best_ours(results[n][1]))
+    diff = {n: perf_of(results, n, best_ours(results[n][1]))
             - overcommit[n][best[n]].perf_mean for n in overcommit}
     up = [n for n in overcommit if diff[n] > 1e-3]
     down = [n for n in overcommit if diff[n] < -1e-3]
@@ -1563,7 +813,7 @@ def swaps_versus_local(results, overcommit, best):
             'performance: %s) added more than 0.001 on %s and lost more '
             'than that on %s.' % (
                 ', '.join('%s %+.3f' % (n[4:], diff[n]) for n in overcommit),
-                _names(up), _names(down)))
+                name_list(up), name_list(down)))
     if down:
         text += (' Where they lose, either the migrations cost more while '
                  'they ran than the swaps gained in the rest of the run, or '
@@ -1585,25 +835,25 @@ def merlin_analysis(results):
     def versus(prefix):
         up, down = [], []
         for n in merlin:
-            best = max(_perf(results, n, lb) for lb in ours
+            best = max(perf_of(results, n, lb) for lb in ours
                        if lb.startswith(prefix))
-            worst = min(_perf(results, n, lb) for lb in ours
+            worst = min(perf_of(results, n, lb) for lb in ours
                         if lb.startswith(prefix))
-            if best > _perf(results, n, 'none') + 1e-3:
+            if best > perf_of(results, n, 'none') + 1e-3:
                 up.append(n)
-            if worst < _perf(results, n, 'none') - 1e-3:
+            if worst < perf_of(results, n, 'none') - 1e-3:
                 down.append(n)
-        return _names(up, 'no mix'), _names(down, 'no mix')
+        return name_list(up, 'no mix'), name_list(down, 'no mix')
     cache_up, cache_down = versus('cache')
     numa_up, numa_down = versus('numa')
     beat = [n for n in merlin if max(
-        _perf(results, n, lb) for lb in peers + ours)
-        > _perf(results, n, 'oracle') + 1e-3]
+        perf_of(results, n, lb) for lb in peers + ours)
+        > perf_of(results, n, 'oracle') + 1e-3]
     capped = [n for n in merlin if any(
         i.quota < 1.0 for i in results[n][0].instances)]
     all_below = [n for n in merlin if max(
-        _perf(results, n, lb) for lb in ours)
-        < _perf(results, n, 'none') - 1e-3]
+        perf_of(results, n, lb) for lb in ours)
+        < perf_of(results, n, 'none') - 1e-3]
     tail = []
     if all_below:
         tail = [' On %s every one of our rows ends below `none` (%s GiB '
@@ -1654,8 +904,8 @@ def merlin_analysis(results):
                 ', '.join('%s %d' % (n, sum(
                     results[n][1][lb][0].quota_changes
                     for lb in ours)) for n in merlin),
-                _names(capped, 'no mix'),
-                _names(beat, 'no mix'),
+                name_list(capped, 'no mix'),
+                name_list(beat, 'no mix'),
                 ', '.join('%s %d' % (n, results[n][1]['oracle'][0]
                                      .quota_changes) for n in merlin))
             + ''.join(tail), '']
@@ -1678,7 +928,7 @@ def analysis(results, checks, overcommit, arrivals, prices):
     d += ['**In short.** On the shipped scenarios the best of our rows '
           'beats every peer in mean performance by more than 0.001 on %s, '
           'loses to a peer on %s, and ties on %s.' % (
-              _names(wins), _names(losses), _names(ties)), '']
+              name_list(wins), name_list(losses), name_list(ties)), '']
     d += ahn_analysis(results, checks)
     d += model_check_analysis(results, checks)
     d += overcommit_analysis(results, overcommit)
@@ -1721,7 +971,7 @@ def analysis(results, checks, overcommit, arrivals, prices):
           'least 95 %% of the exact oracle\'s improvement: met on %d of %d '
           'scenarios with an exact oracle (%s).' % (
               sum(bool(c['perf_ok']) for c in checks.values()), n,
-              _names(not_perf, 'none'),
+              name_list(not_perf, 'none'),
               ' (%s)' % '; '.join(
                   '%s: %s %.3f vs %s %.3f%s' % (
                       k, checks[k]['mine'], checks[k]['perf'],
@@ -1731,12 +981,12 @@ def analysis(results, checks, overcommit, arrivals, prices):
                       'co-runner' if checks[k]['best_peer'] in (
                           'merlin local', 'merlin low_cost') else '')
                   for k in not_perf) if not_perf else '',
-              _names(mig_met, 'none'), _names(mig_not, 'none'),
+              name_list(mig_met, 'none'), name_list(mig_not, 'none'),
               sum(results[k][1][c['mine']][0].migrations
                   for k, c in checks.items()),
-              _names([k for k, c in checks.items()
-                      if results[k][1][c['mine']][0].migrations
-                      < results[k][1]['oracle'][0].migrations]),
+              name_list([k for k, c in checks.items()
+                         if results[k][1][c['mine']][0].migrations
+                         < results[k][1]['oracle'][0].migrations]),
               sum(bool(c['oracle_ok']) for c in checks.values()),
               sum(bool(c['exact']) for c in checks.values()),
               ', '.join('%s: %s' % (
@@ -1765,11 +1015,146 @@ def analysis(results, checks, overcommit, arrivals, prices):
           'the move when the node is full, where a real kernel would spill '
           'to the other node.' % (OURS_COUNT, ', '.join(
               '%s %d' % kv for kv in rejected.items())), '']
-    d += ['**Not done.** A Merlin policy proper (Table 1\'s "Merlin" row '
-          'is quoted, not reproduced); arrival variants of the Merlin '
-          'mixes.', '']
+    d += ['**Not done.** Arrival variants of the Merlin mixes.', '']
     return d
 
 
-if __name__ == '__main__':
-    main(sys.argv[1:])
+def _spread_cell(values, fmt=pct):
+    if values is None:
+        return 'n/a'
+    return ' / '.join(fmt(v) for v in values)
+
+
+def family_section(family, size, seed, epochs, jobs, wall, skipped,
+                   timeouts=None):
+    """The page's lead: the family table, win/tie/loss and the targets."""
+    from bench.evaluation import family as family_mod
+    from bench.evaluation import verdict
+    if not family:
+        return []
+    labels = [e.label for e in family_mod.FAMILY_ENTRIES]
+    ours = [e.label for e in family_mod.FAMILY_ENTRIES if e.group == 'ours']
+    peers = [e.label for e in family_mod.FAMILY_ENTRIES
+             if e.group == 'peer']
+    stab = 'watcher workload_stabilization'
+    hosts = sorted(spec.hosts for spec, _ in family.values())
+    vms = sorted(len(next(iter(rows.values())).vms)
+                 for _, rows in family.values())
+    full = sum(spec.occupancy >= 1.0 for spec, _ in family.values())
+    mixed = sum(len(spec.classes) > 1 for spec, _ in family.values())
+    worst = sum(spec.placement == 'worst' for spec, _ in family.values())
+    d = ['## Families of generated clusters (simulated)', '',
+         'The strategies were developed on the nine named scenarios below, '
+         'all 4 hosts; this table is over clusters nobody tuned for, drawn '
+         'by `contention-sim generate` (`contention.sim.generate`). **Family '
+         'run here: %d clusters** (%d small of 8-16 hosts, %d medium of '
+         '17-64, %d large of 200-1,000; family seed %d; %d to %d hosts and '
+         '%d to %d VMs; %d completely full, %d mixing host classes, %d '
+         'starting from W-W, the others from a random placement), %d '
+         'epochs of 60 s each with an audit every epoch, in %.0f s with %d '
+         'processes on this machine (`%s`). The size is a parameter: '
+         '`python -m bench.evaluation --family SMALL,MEDIUM,LARGE` (CI does '
+         'not run it; `tox -e bench` does).' % (
+             len(family), size[0], size[1], size[2], seed, hosts[0],
+             hosts[-1], vms[0], vms[-1], full, mixed, worst, epochs, wall,
+             jobs, 'python -m bench.evaluation --family %d,%d,%d'
+             % tuple(size)), '',
+         'Per row, over the clusters: *gain* is the relative change of mean '
+         'performance against `none` on the same cluster; *of best-known* '
+         'is (perf - none) / (best-known - none), where best-known is the '
+         'best mean any row reached on that cluster (the `oracle` row, the '
+         'simulator\'s best-known reference, is exact only where it can '
+         'prove it and a time-bounded search elsewhere, so another row can '
+         'pass it; its own row shows how often), n/a where the '
+         'best-known gain is under 0.001; *worst VM* is the largest '
+         'relative fall of one VM\'s performance against `none`; *min VM* '
+         'the change of the minimum VM\'s performance (absolute); cells '
+         'are median / 5th percentile / worst (migrations and refused '
+         'actions: median / 95th percentile / maximum). *Harmed*: clusters '
+         'where the row lowers the mean by more than %s, or a VM by more '
+         'than %s (issue 19\'s bounds).' % (
+             '%.1f %%' % (100 * verdict.MEAN_BOUND),
+             pct(verdict.HARM_BOUND, False)), '',
+         '| row | clusters | gain over none | of best-known gain | worst '
+         'VM | min VM | live migrations | refused actions | harmed: mean '
+         '/ a VM |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+
+    def count(x):
+        return '%.0f' % x
+    for label in labels:
+        s = verdict.family_summary(family, label)
+        if not s['clusters']:
+            continue
+        d.append('| %s | %d | %s | %s | %s | %s | %s | %s | %d / %d |' % (
+            label, s['clusters'], _spread_cell(s['gain']),
+            _spread_cell(s['share'], lambda v: pct(v, False)),
+            _spread_cell(s['vm_worst']),
+            _spread_cell(s['min_change'], lambda v: '%+.3f' % v),
+            _spread_cell(s['migrations'], count),
+            _spread_cell(s['rejected'], count),
+            s['mean_harm'], s['vm_harm']))
+    if skipped:
+        d += ['', 'Not run on the large clusters: %s.' % '; '.join(
+            '%s (%s)' % kv for kv in skipped.items())]
+    timeouts = dict(timeouts or {})
+    unfinished = timeouts.pop('(unfinished)', ())
+    if unfinished:
+        d[2] += (' The run\'s time budget (`--budget-s`) stopped %d '
+                 'clusters before they finished; they are left out: %s.'
+                 % (len(unfinished), ', '.join(unfinished)))
+    if timeouts:
+        late = {}
+        for name, labels in timeouts.items():
+            for label in labels:
+                late.setdefault(label, []).append(name)
+        d += ['', 'Left out where a run passed %.0f CPU s on one cluster '
+              '(`bench.evaluation.family.ROW_CPU_S`; those clusters '
+              'count without the row): %s.' % (
+                  family_mod.ROW_CPU_S, '; '.join(
+                      '%s on %d (%s)' % (label, len(names),
+                                         ', '.join(sorted(names)))
+                      for label, names in sorted(late.items())))]
+    d += ['', '![Gain over none per row, over the family (simulated)]'
+          '(images/evaluation-family-gain.png)', '',
+          '![Worst VM per row, over the family (simulated)]'
+          '(images/evaluation-family-worst-vm.png)', '',
+          '**Win / tie / loss** of each of our rows against each peer, '
+          'clusters where its mean performance is above / within / below '
+          'the peer\'s by %g:' % verdict.TIE, '',
+          '| ours \\ peer | ' + ' | '.join(peers) + ' |',
+          '|---|' + '---:|' * len(peers)]
+    for mine in ours:
+        d.append('| %s | %s |' % (mine, ' | '.join(
+            '%d / %d / %d' % verdict.win_tie_loss(family, mine, p)
+            for p in peers)))
+    targets = verdict.family_targets(family, ours, peers, stab)
+    d += ['', '**Issue 19\'s targets on this family** (each of our rows; '
+          'simulated):', '',
+          '| row | never worse than none (no mean fall > 0.2 %%, no VM '
+          'fall > %s) | >= every peer | of best-known gain: median (>= 90 '
+          '%%) / 5th pct (>= 70 %%) | fewer migrations than '
+          'workload_stabilization where both gain |' % pct(
+              verdict.HARM_BOUND, False), '|---|---:|---:|---:|---:|']
+    for label, t in targets.items():
+        d.append('| %s | %d of %d clusters | %s of clusters (target 95 %%) '
+                 '| %s / %s | %s |' % (
+                     label, t['no_harm'], t['clusters'],
+                     pct(t['peers_share'], False),
+                     pct(t['share_median'], False)
+                     if t['share_median'] is not None else 'n/a',
+                     pct(t['share_p5'], False)
+                     if t['share_p5'] is not None else 'n/a',
+                     '%d of %d' % t['fewer_migrations']
+                     if t['fewer_migrations'][1] else 'no such cluster'))
+    d += ['', '**Where our rows harm most** (the three clusters with the '
+          'largest fall of one VM, per row: cluster, its gain over none, '
+          'its worst VM):', '']
+    for label in ours:
+        d.append('- %s: %s.' % (label, '; '.join(
+            '%s (%s) %s, worst VM %s' % (
+                n, family[n][0].placement + ', ' + '+'.join(
+                    family[n][0].classes) + ', %d hosts, occupancy %.2f'
+                % (family[n][0].hosts, family[n][0].occupancy),
+                pct(f['gain']), pct(f['vm_worst']))
+            for n, f in verdict.worst_clusters(family, label))))
+    return d + ['']
