@@ -121,7 +121,7 @@ def measure():
     from nova import objects
 
     from contention.perfmodel import persist
-    from contention.store import api as store_api
+    from contention import store as store_api
     import nova_filters
     from nova_filters import landing
     from nova_filters import opts

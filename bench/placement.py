@@ -38,8 +38,9 @@ SEEDS = (5, 6, 7, 8, 9)
 
 
 def interference_error(name, train, libraries=()):
-    data, _ = train.sim_dataset(name, samples_per_workload=train.
-                                DEFAULT_SAMPLES, libraries=libraries)
+    from contention.sim import training
+    data, _ = training.sim_dataset(name, samples_per_workload=train.
+                                   DEFAULT_SAMPLES, libraries=libraries)
     start = time.perf_counter()
     _, report = train.train_bundle(data, None)
     return data, report, time.perf_counter() - start
@@ -172,7 +173,8 @@ def intel_shape_scenario(sim):
 
 def placement_vector_error(sim, datasets, important, models):
     scen = intel_shape_scenario(sim)
-    topology, workloads, source = datasets.simulator_source(scen)
+    from contention.sim import training
+    topology, workloads, source = training.training_source(scen)
     placements = important.important_placements(topology, 24)
     vectors, groups = datasets.placement_vector_dataset(
         source, topology, workloads, placements)
@@ -401,7 +403,8 @@ def main(argv=None):
              float(vectors.max())))
 
     start = time.perf_counter()
-    bundle, _ = train.train_from_sim('ahn-wl1', cross_validate=False)
+    from contention.sim import training
+    bundle, _ = training.train_from_sim('ahn-wl1', cross_validate=False)
     train_s = time.perf_counter() - start
     model = bundle.interference
     runs = [placement_quality(sim, model, seed) for seed in SEEDS]

@@ -58,7 +58,7 @@ import sqlalchemy as sa
 
 from contention.collector import endpoint as endpoint_mod
 from contention import report as report_mod
-from contention.store import api
+from contention import store as api
 from contention.store import models
 from contention.store import open_store
 from contention import topology as topo_mod

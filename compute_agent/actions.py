@@ -38,22 +38,36 @@ def _check_uuid(value):
     try:
         return str(uuid_mod.UUID(str(value)))
     except ValueError:
-        raise ActionError('instance_uuid: %r is not a uuid'
-                          % (value,)) from None
+        raise ActionError('instance_uuid: %s is not a uuid'
+                          % _clip(repr(value))) from None
 
 
-def _cpu_list(value, name):
+def _cpu_list(value, name, limit):
+    """The CPUs of ``value``, refused unless each is below ``limit``.
+
+    The bound is checked before a range is expanded, so a caller's
+    "0-10000000" costs no memory, and the refusal stays short.
+    """
     if isinstance(value, str):
         try:
-            return frozenset(topology_parse.parse_cpulist(value, name))
+            return frozenset(topology_parse.parse_cpulist(value, name,
+                                                          limit=limit))
         except topology_parse.TopologyError as exc:
             raise ActionError(str(exc)) from None
-    if isinstance(value, (list, tuple, set, frozenset)) and all(
+    if isinstance(value, (list, tuple)) and all(
             isinstance(c, int) and not isinstance(c, bool) and c >= 0
             for c in value):
+        beyond = [c for c in value if c >= limit]
+        if beyond:
+            raise ActionError('%s: CPU %d is beyond this host\'s CPUs '
+                              '(0-%d)' % (name, max(beyond), limit - 1))
         return frozenset(value)
     raise ActionError('%s: expected a CPU list like "0-3,8" or a list of '
-                      'CPU numbers, got %r' % (name, value))
+                      'CPU numbers, got %s' % (name, _clip(repr(value))))
+
+
+def _clip(text, limit=80):
+    return text if len(text) <= limit else text[:limit] + '...'
 
 
 def _format(cpus):
@@ -77,38 +91,61 @@ class LocalActions(object):
         self._dedicated = dedicated_cpus
         self._period = cpu_period_us
 
-    def _domain(self, instance_uuid):
-        try:
-            conn = self._connection.get()
-        except libvirt_connection.Disconnected as exc:
-            raise ActionError(str(exc)) from None
+    def _with_domain(self, instance_uuid, what, act):
+        """``act(conn, dom, info)`` on the instance's running domain.
+
+        A libvirt error that means the connection is gone (libvirtd
+        restarted: "Broken pipe", then "client socket is closed") drops
+        it through :meth:`LibvirtConnection.check_error`, the same logic
+        the collection loop uses, and the action is tried once more on a
+        new connection: every action is idempotent, so a second try after
+        a partial first one is safe.
+        """
+        for attempt in (1, 2):
+            try:
+                conn = self._connection.get()
+            except libvirt_connection.Disconnected as exc:
+                raise ActionError(str(exc)) from None
+            try:
+                dom, info = self._domain(conn, instance_uuid)
+                return act(conn, dom, info)
+            except libvirt.libvirtError as exc:
+                if self._connection.check_error(exc) and attempt == 1:
+                    continue
+                raise self._libvirt_failed(instance_uuid, what,
+                                           exc) from None
+
+    def _domain(self, conn, instance_uuid):
         try:
             dom = conn.lookupByUUIDString(instance_uuid)
-            active = dom.isActive()
-            # Nova's pinning is in the persistent definition; the live XML
-            # also carries this agent's earlier live re-pinning, which
-            # would make a shared instance pinned to one CPU look dedicated.
-            xml = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
         except libvirt.libvirtError as exc:
             if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
                 raise ActionError('instance %s is not on host %s'
                                   % (instance_uuid, self.host)) from None
-            raise self._libvirt_failed(instance_uuid, 'read', exc) from None
-        if not active:
+            raise
+        if not dom.isActive():
             raise ActionError('instance %s is not running on host %s'
                               % (instance_uuid, self.host))
+        # Nova's pinning is in the persistent definition; the live XML
+        # also carries this agent's earlier live re-pinning, which would
+        # make a shared instance pinned to one CPU look dedicated.
+        xml = dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)
         try:
             info = domain_xml.parse(xml)
         except domain_xml.DomainXMLError as exc:
             raise ActionError('instance %s: %s' % (instance_uuid,
                                                    exc)) from None
-        policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
-                                       self._dedicated)
+        policy = domain_xml.cpu_policy(info, self._dedicated)
         if policy != 'shared':
             raise ActionError('instance %s has hw:cpu_policy %s: its CPUs '
                               'are Nova\'s to place, not the agent\'s'
                               % (instance_uuid, policy))
-        return conn, dom, info
+        if info.nova_name is None:
+            raise ActionError('domain %s on host %s is not a Nova instance '
+                              '(no nova:instance metadata): the agent acts '
+                              'on Nova instances only'
+                              % (instance_uuid, self.host))
+        return dom, info
 
     def _current_topology(self):
         topology = self._topology()
@@ -138,8 +175,8 @@ class LocalActions(object):
         allowed = self._allowed(topology, online)
         if node is not None:
             if isinstance(node, bool) or not isinstance(node, int):
-                raise ActionError('node: expected a NUMA node number, got %r'
-                                  % (node,))
+                raise ActionError('node: expected a NUMA node number, got %s'
+                                  % _clip(repr(node)))
             if node not in topology.node_ids:
                 raise ActionError('node: host %s has no NUMA node %d (it has '
                                   '%s)' % (self.host, node,
@@ -150,7 +187,8 @@ class LocalActions(object):
                                   'shared, online CPU set %s'
                                   % (node, _format(allowed)))
             return target
-        target = _cpu_list(cpus, 'cpus')
+        target = _cpu_list(cpus, 'cpus',
+                           max(c.id for c in topology.cpus) + 1)
         if not target:
             raise ActionError('cpus: empty CPU set')
         unknown = [c for c in target if not topology.has_cpu(c)]
@@ -176,33 +214,50 @@ class LocalActions(object):
             raise ActionError('move_memory: expected true or false, got %r'
                               % (move_memory,))
         topology = self._current_topology()
-        conn, dom, info = self._domain(instance_uuid)
-        try:
+
+        def repin(conn, dom, info):
             maplen, online_map, _ = conn.getCPUMap()
             online = frozenset(i for i, on in enumerate(online_map) if on)
             target = self._target_cpus(topology, online, node, cpus)
             cpumap = tuple(i in target for i in range(maplen))
             nodes = sorted({topology.node_of_cpu(c) for c in target})
             changed = False
-            # Memory first: if libvirt refuses to move it (a nodeset can
-            # change live only in strict mode), the vCPUs stay put too.
+            # Memory first, so that a refusal leaves the vCPUs where they
+            # are too.
             if move_memory:
-                changed = self._bind_memory(dom, nodes)
+                changed = self._bind_memory(instance_uuid, dom, info, nodes)
             _, current = dom.vcpus()
             for vcpu, have in enumerate(current):
                 have_set = frozenset(i for i, on in enumerate(have) if on)
                 if have_set != target:
                     dom.pinVcpu(vcpu, cpumap)
                     changed = True
-        except libvirt.libvirtError as exc:
-            raise self._libvirt_failed(instance_uuid, 'repin', exc) from None
-        return {'instance_uuid': instance_uuid, 'host': self.host,
-                'cpus': sorted(target),
-                'memory_nodes': nodes if move_memory else None,
-                'changed': changed}
+            return {'instance_uuid': instance_uuid, 'host': self.host,
+                    'cpus': sorted(target),
+                    'memory_nodes': nodes if move_memory else None,
+                    'changed': changed}
 
-    @staticmethod
-    def _bind_memory(dom, nodes):
+        return self._with_domain(instance_uuid, 'repin', repin)
+
+    def _bind_memory(self, instance_uuid, dom, info, nodes):
+        """Bind the running domain's memory to ``nodes`` (numatune).
+
+        libvirt (9.0 at least) changes the nodeset of a running domain
+        only in ``restrictive`` mode, the one mode where QEMU's memory is
+        bound by the cgroup alone; in ``strict`` mode, which Nova writes
+        for every instance with a NUMA topology, QEMU bound it at start
+        and libvirt refuses ("change of nodeset for running domain
+        requires restrictive numa mode"). Such a domain is refused here,
+        before anything changes, with what to do instead; a domain without
+        ``<numatune>`` (no NUMA topology in its flavor) can move.
+        """
+        if info.numa_mode is not None and info.numa_mode != 'restrictive':
+            raise ActionError(
+                'move_memory: instance %s has numatune mode %s, and libvirt '
+                'changes the memory nodes of a running domain only in '
+                'restrictive mode; repin its vCPUs without move_memory, or '
+                'migrate it to move its memory' % (instance_uuid,
+                                                   info.numa_mode))
         params = dom.numaParameters(libvirt.VIR_DOMAIN_AFFECT_LIVE)
         current_nodes = topology_parse.parse_cpulist(
             params.get('numa_nodeset') or '')
@@ -229,19 +284,19 @@ class LocalActions(object):
         if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
                 or not (quota_us == -1 or 1000 <= quota_us <= MAX_QUOTA_US)):
             raise ActionError('quota_us: expected -1 (no cap) or an integer '
-                              'from 1000 to %d microseconds, got %r'
-                              % (MAX_QUOTA_US, quota_us))
-        conn, dom, info = self._domain(instance_uuid)
+                              'from 1000 to %d microseconds, got %s'
+                              % (MAX_QUOTA_US, _clip(repr(quota_us))))
         flags = libvirt.VIR_DOMAIN_AFFECT_LIVE
-        try:
+
+        def set_quota(conn, dom, info):
             current = dom.schedulerParametersFlags(flags)
             wanted = {'vcpu_quota': quota_us, 'vcpu_period': self._period}
             changed = any(current.get(k) != v for k, v in wanted.items())
             if changed:
                 dom.setSchedulerParametersFlags(wanted, flags)
-        except libvirt.libvirtError as exc:
-            raise self._libvirt_failed(instance_uuid, 'set the CPU quota of',
-                                       exc) from None
-        return {'instance_uuid': instance_uuid, 'host': self.host,
-                'quota_us': quota_us, 'period_us': self._period,
-                'changed': changed}
+            return {'instance_uuid': instance_uuid, 'host': self.host,
+                    'quota_us': quota_us, 'period_us': self._period,
+                    'changed': changed}
+
+        return self._with_domain(instance_uuid, 'set the CPU quota of',
+                                 set_quota)

@@ -8,6 +8,7 @@ transport URL is configured) so an operator can check what a node
 measures; exit status 1 when no report could be built.
 """
 
+import importlib
 import json
 import signal
 import sys
@@ -15,7 +16,6 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
-from oslo_messaging import conffixture
 from oslo_messaging import opts as messaging_opts
 
 from compute_agent import actions
@@ -25,6 +25,7 @@ from compute_agent import opts
 from compute_agent import publisher as publisher_mod
 from compute_agent import rpc
 from compute_agent import service
+from contention import agent_rpc
 from contention import topology_parse
 
 LOG = logging.getLogger(__name__)
@@ -40,18 +41,29 @@ cli_opts = [
 FLUSH_TIMEOUT = 10.0
 
 
-def register_messaging_opts(conf):
-    """Every oslo.messaging option, as its drivers expect them.
+#: (module, attribute, group) of the oslo.messaging options that
+#: ``list_opts()`` leaves out although its RPC client and server read them
+#: (it registers them on ``cfg.CONF`` only). The same list as
+#: ``oslo_messaging.conffixture``, which cannot be used here: it imports
+#: ``fixtures``, a test-only package a production install does not have.
+_UNLISTED_MESSAGING_OPTS = (
+    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
+     'oslo_messaging_metrics'),
+    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
+     'oslo_messaging_tracing'),
+)
 
-    oslo.messaging registers some groups ([oslo_messaging_tracing],
-    [oslo_messaging_metrics]) on ``cfg.CONF`` only and leaves them out of
-    ``list_opts()``, yet its RPC client and server read them; its
-    ConfFixture's constructor registers all of them on another
-    ConfigOpts (it changes nothing else until used as a fixture).
-    """
+
+def register_messaging_opts(conf):
+    """Every oslo.messaging option, as its drivers expect them."""
     for group, group_opts in messaging_opts.list_opts():
         conf.register_opts(group_opts, group=group)
-    conffixture.ConfFixture(conf)
+    for module, attribute, group in _UNLISTED_MESSAGING_OPTS:
+        try:
+            group_opts = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError):
+            continue    # an oslo.messaging without that feature
+        conf.register_opts(group_opts, group=group)
 
 
 def _register(conf):
@@ -141,7 +153,7 @@ def run_service(conf):
                     'published.')
     if not conf.transport_url:
         LOG.warning('No [DEFAULT] transport_url configured: the RPC '
-                    'actions (topic %s) are not served.', rpc.TOPIC)
+                    'actions (topic %s) are not served.', agent_rpc.TOPIC)
     agent = service.AgentService(collector, publisher)
     if conf.transport_url:
         rpc_transport = oslo_messaging.get_rpc_transport(conf)

@@ -39,6 +39,9 @@ class DomainInfo:
     #: <numatune><memory nodeset=...> nodes and mode, if any.
     numa_nodeset: tuple = ()
     numa_mode: Optional[str] = None
+    #: The flavor's extra specs Nova writes since version 34
+    #: (``<nova:flavor><nova:extraSpecs>``); None from an older Nova.
+    extra_specs: Optional[dict] = None
 
 
 def _nova_instance(metadata):
@@ -80,6 +83,12 @@ def parse(xml_text):
         flavor = instance.find(q + 'flavor')
         if flavor is not None:
             fields['flavor'] = flavor.get('name')
+            specs = flavor.find(q + 'extraSpecs')
+            if specs is not None:
+                fields['extra_specs'] = {
+                    spec.get('name'): spec.text or ''
+                    for spec in specs.findall(q + 'extraSpec')
+                    if spec.get('name')}
         owner_project = instance.find(q + 'owner/' + q + 'project')
         if owner_project is not None:
             fields['project_id'] = owner_project.get('uuid')
@@ -118,19 +127,29 @@ def _to_mib(value, unit):
     return int(value * factor // 1024 ** 2)
 
 
-def cpu_policy(vcpupin, vcpus, dedicated_cpus=None):
-    """Nova's ``hw:cpu_policy`` of a domain, from its persistent pinning.
+#: The values of Nova's ``hw:cpu_policy``.
+CPU_POLICIES = ('shared', 'dedicated', 'mixed')
 
-    Nova does not write the flavor's extra specs into the domain, but its
-    pinning shows them: with ``dedicated_cpus`` (Nova's
+
+def cpu_policy(info, dedicated_cpus=None):
+    """Nova's ``hw:cpu_policy`` of a domain (a :class:`DomainInfo`).
+
+    Nova 34 and later write the flavor's extra specs into the domain; a
+    ``hw:cpu_policy`` there is the answer. Otherwise (an older Nova, or
+    the policy came from the image's ``hw_cpu_policy`` property) the
+    persistent pinning shows it: with ``dedicated_cpus`` (Nova's
     ``cpu_dedicated_set``) a vCPU pinned inside that set is a dedicated
     vCPU; without it, a vCPU pinned alone to a CPU no other vCPU of the
     domain may use is. All vCPUs dedicated: 'dedicated'; some: 'mixed'.
     """
+    declared = (info.extra_specs or {}).get('hw:cpu_policy')
+    if declared in CPU_POLICIES:
+        return declared
+    vcpupin = info.vcpupin
     if not vcpupin:
         return 'shared'
     dedicated = 0
-    for vcpu in range(vcpus):
+    for vcpu in range(info.vcpus):
         cpus = vcpupin.get(vcpu)
         if not cpus:
             continue
@@ -143,4 +162,4 @@ def cpu_policy(vcpupin, vcpus, dedicated_cpus=None):
             dedicated += 1
     if dedicated == 0:
         return 'shared'
-    return 'dedicated' if dedicated == vcpus else 'mixed'
+    return 'dedicated' if dedicated == info.vcpus else 'mixed'

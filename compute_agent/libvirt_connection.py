@@ -27,6 +27,17 @@ RECONNECTED = 'libvirt_reconnected'
 DISCONNECTED = 'libvirt_disconnected'
 
 
+def _log_libvirt_error(ctx, err):
+    """libvirt-python's error handler: to the debug log, not stderr.
+
+    The default handler prints every libvirt error on stderr ("libvirt:
+    error : Perf error ..."), including those the agent expects and
+    handles, for every domain and cycle. The same errors reach the agent
+    as exceptions, which say what matters in its own log.
+    """
+    LOG.debug('libvirt: %s', err[2] if err and len(err) > 2 else err)
+
+
 class Disconnected(Exception):
     """libvirt is unreachable now; the message says why and when to retry."""
 
@@ -52,6 +63,7 @@ class LibvirtConnection(object):
         self._ever_connected = False
         self._events = []
         self._lock = threading.Lock()
+        libvirt.registerErrorHandler(_log_libvirt_error, None)
 
     def get(self):
         """The open connection; raise :class:`Disconnected` if there is none.

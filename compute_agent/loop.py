@@ -145,8 +145,16 @@ class Collector(object):
         Raises :class:`NoTopology` until a source has reported the host
         topology (libvirt unreachable since the start).
         """
+        started = self._clock()
+        samples = [self._run_source(source, started)
+                   for source in self.sources]
+        # The cumulative counters are read while the sources run, libvirt's
+        # all at once at the end of its turn; a cycle slowed down before
+        # that (a call blocked on a domain being destroyed) must not
+        # measure its deltas over a shorter interval than they span, or
+        # the next one over a longer: the interval is taken between the
+        # ends of two runs.
         now = self._clock()
-        samples = [self._run_source(source, now) for source in self.sources]
         for sample in samples:
             if sample.topology is not None:
                 self._topology = sample.topology

@@ -1,88 +1,80 @@
-"""The agent's RPC interface (topic ``contention_agent``, server = host).
+"""The agent's RPC server: the contract of :mod:`contention.agent_rpc`.
 
-Watcher's applier (the ``contention_repin`` action) and operators call the
-agent of one host through :class:`AgentClient`; the agent serves
-:class:`AgentEndpoint` with oslo.messaging's threading executor, so calls
-are answered while the collection loop runs.
+Watcher's applier (the ``contention_repin`` / ``contention_cpu_quota``
+actions) and operators call the agent of one host through
+:class:`contention.agent_rpc.AgentClient`; the agent serves
+:class:`AgentEndpoint` on the contract's exchange, topic and version, with
+oslo.messaging's threading executor so calls are answered while the
+collection loop runs.
 """
 
 import libvirt
 import oslo_messaging
 
 from compute_agent import actions
-
-TOPIC = 'contention_agent'
-VERSION = '1.0'
+from contention import agent_rpc
 
 
 class AgentEndpoint(object):
     """``repin_instance``, ``set_cpu_quota`` and ``get_report``.
 
-    Refusals and failures raise :class:`compute_agent.actions.ActionError`
-    (an expected exception: no traceback in the agent's log; the caller
-    gets the message).
+    Every method first checks the caller's request context
+    (:func:`contention.agent_rpc.authorise`). Refusals and failures raise
+    :class:`compute_agent.actions.ActionError` with a message of at most
+    :data:`contention.agent_rpc.MAX_ERROR_CHARS` characters (an expected
+    exception: no traceback in the agent's log; the caller gets the
+    message).
     """
 
-    target = oslo_messaging.Target(version=VERSION)
+    target = oslo_messaging.Target(version=agent_rpc.VERSION)
 
     def __init__(self, local_actions, latest_report):
         self._actions = local_actions
         self._latest_report = latest_report
 
-    def _run(self, method, *args, **kwargs):
+    @staticmethod
+    def _authorise(ctxt, method):
+        try:
+            agent_rpc.authorise(ctxt, method)
+        except agent_rpc.NotAuthorised as exc:
+            raise actions.ActionError(str(exc)) from None
+
+    def _run(self, ctxt, name, method, *args, **kwargs):
+        self._authorise(ctxt, name)
         try:
             return method(*args, **kwargs)
         except libvirt.libvirtError as exc:
-            raise actions.ActionError('libvirt refused: %s'
-                                      % exc.get_error_message()) from None
+            raise actions.ActionError(agent_rpc.short(
+                'libvirt refused: %s' % exc.get_error_message())) from None
+        except actions.ActionError as exc:
+            raise actions.ActionError(agent_rpc.short(exc)) from None
 
     @oslo_messaging.expected_exceptions(actions.ActionError)
     def repin_instance(self, ctxt, instance_uuid, node=None, cpus=None,
                        move_memory=False):
-        return self._run(self._actions.repin_instance, instance_uuid,
+        return self._run(ctxt, agent_rpc.REPIN_INSTANCE,
+                         self._actions.repin_instance, instance_uuid,
                          node=node, cpus=cpus, move_memory=move_memory)
 
     @oslo_messaging.expected_exceptions(actions.ActionError)
     def set_cpu_quota(self, ctxt, instance_uuid, quota_us):
-        return self._run(self._actions.set_cpu_quota, instance_uuid,
+        return self._run(ctxt, agent_rpc.SET_CPU_QUOTA,
+                         self._actions.set_cpu_quota, instance_uuid,
                          quota_us)
 
+    @oslo_messaging.expected_exceptions(actions.ActionError)
     def get_report(self, ctxt):
-        """The latest report as a dict, or None before the first one."""
+        """The latest report as a dict, or None before the first one.
+
+        It holds the host's whole inventory (instances, projects, images,
+        flavors): service callers only.
+        """
+        self._authorise(ctxt, agent_rpc.GET_REPORT)
         report = self._latest_report()
         return report.to_dict() if report is not None else None
 
 
-def make_server(transport, host, endpoint, topic=TOPIC):
-    target = oslo_messaging.Target(topic=topic, server=host)
-    return oslo_messaging.get_rpc_server(transport, target, [endpoint],
-                                         executor='threading')
-
-
-class AgentClient(object):
-    """Calls the agent on ``host``.
-
-    Errors come back as :class:`compute_agent.actions.ActionError` when the
-    transport allows ``compute_agent.actions`` as a remote exception module
-    (``allowed_remote_exmods``), otherwise as ``RemoteError``.
-    """
-
-    def __init__(self, transport, host, topic=TOPIC, timeout=60):
-        target = oslo_messaging.Target(topic=topic, server=host,
-                                       version=VERSION)
-        self._client = oslo_messaging.get_rpc_client(transport, target,
-                                                     timeout=timeout)
-
-    def repin_instance(self, instance_uuid, node=None, cpus=None,
-                       move_memory=False):
-        return self._client.call({}, 'repin_instance',
-                                 instance_uuid=instance_uuid, node=node,
-                                 cpus=cpus, move_memory=move_memory)
-
-    def set_cpu_quota(self, instance_uuid, quota_us):
-        return self._client.call({}, 'set_cpu_quota',
-                                 instance_uuid=instance_uuid,
-                                 quota_us=quota_us)
-
-    def get_report(self):
-        return self._client.call({}, 'get_report')
+def make_server(transport, host, endpoint):
+    """The RPC server of the agent on ``host`` (the contract's target)."""
+    return oslo_messaging.get_rpc_server(transport, agent_rpc.target(host),
+                                         [endpoint], executor='threading')

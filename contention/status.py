@@ -22,7 +22,7 @@ from oslo_config import cfg
 import sqlalchemy as sa
 
 from contention import reportview
-from contention.store import api
+from contention import store as api
 from contention.store import opts as store_opts
 
 DEFAULT_CONFIG = '/etc/contention/collector.conf'
@@ -98,14 +98,15 @@ def host_status(report, now, stale_after, instances=False):
 
 
 def status(reports, now, stale_after=DEFAULT_STALE_AFTER, hosts=None,
-           instances=False, counters=None):
+           instances=False, counters=None, known_hosts=None):
     """Plain dict of the whole view (the JSON output).
 
     ``reports`` is ``{host: HostReport}`` as the store's
     :meth:`~contention.store.TelemetryStore.latest_reports` returns it;
     ``hosts`` limits the view to those (the ones without a report are
     listed under ``missing``); ``counters`` are the store's ingestion
-    counters.
+    counters; ``known_hosts`` (only for the text) names the hosts that do
+    report, so a mistyped ``--host`` is told which exist.
     """
     wanted = sorted(reports) if hosts is None else sorted(set(hosts))
     return {
@@ -212,7 +213,7 @@ def render(reports, now, fmt='table', **kwargs):
     parts = []
     if view['hosts']:
         parts.append(table(NODE_COLUMNS, node_rows(view)))
-    else:
+    elif not view['missing']:
         parts.append('No host reports in the store.')
     stale = [h['host'] for h in view['hosts'] if h['stale']]
     if stale:
@@ -223,12 +224,40 @@ def render(reports, now, fmt='table', **kwargs):
         parts.append(table(INSTANCE_COLUMNS, rows) if rows
                      else 'No instances.')
     if view['missing']:
-        parts.append('No report from: %s' % ', '.join(view['missing']))
+        known = kwargs.get('known_hosts')
+        parts.append('No report in the store from: %s%s' % (
+            ', '.join(view['missing']),
+            '' if known is None else ' (hosts that report: %s)'
+            % (', '.join(sorted(known)) or 'none')))
     parts.append(LEGEND)
     if view['ingestion']:
-        parts.append('Ingestion: ' + ', '.join(
-            '%s %d' % item for item in view['ingestion'].items()))
+        parts.append(ingestion_text(view['ingestion']))
     return '\n\n'.join(parts)
+
+
+#: What each ingestion counter means, in the order they are printed.
+INGESTION_WORDS = (
+    ('accepted', 'became their host\'s latest'),
+    ('stale', 'kept in the history only (a newer report of their host was '
+              'already latest)'),
+    ('duplicates', 'already stored, ignored'),
+)
+
+
+def ingestion_text(counters):
+    """The ingestion counters in words.
+
+    ``stale`` reports are stored (history, training) like ``accepted``
+    ones; printed bare, "accepted 12, stale 24" read as if two thirds were
+    refused, so every figure says what happened to the reports it counts.
+    """
+    stored = sum(counters.get(k, 0) for k in ('accepted', 'stale'))
+    parts = ['%d %s' % (counters[k], words)
+             for k, words in INGESTION_WORDS if counters.get(k)]
+    parts += ['%d rejected (%s)' % (n, k.split(':', 1)[1])
+              for k, n in counters.items() if k.startswith('rejected:')]
+    return 'Reports ingested since the store was created: %d stored: %s.' % (
+        stored, '; '.join(parts))
 
 
 # -- command line ----------------------------------------------------------
@@ -259,11 +288,36 @@ def parse_args(argv):
 
 
 def read(store, hosts=None):
-    """(latest reports, ingestion counters), or raise LookupError."""
+    """(latest reports, ingestion counters, hosts that report).
+
+    :raises LookupError: when the store has no schema.
+    """
     if store.schema_revision() is None:
         raise LookupError('the store has no schema; run contention-collector '
                           '--upgrade-db first')
-    return store.latest_reports(hosts=hosts), store.ingestion_counters()
+    reports = store.latest_reports(hosts=hosts)
+    known = None
+    if hosts and set(hosts) - set(reports):
+        known = sorted(store.latest_reports(with_instances=False))
+    return reports, store.ingestion_counters(), known
+
+
+def missing_sqlite_file(url):
+    """The path of a SQLite file ``url`` names that does not exist, or None.
+
+    Opening it would create an empty database: a typo in ``--store`` must
+    not leave a stray file behind and report an "empty" store.
+    """
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        return None
+    path = parsed.database
+    if (parsed.get_backend_name() == 'sqlite' and path
+            and path != ':memory:' and not path.startswith('file:')
+            and not os.path.exists(path)):
+        return path
+    return None
 
 
 def safe_url(url):
@@ -278,10 +332,15 @@ def main(argv=None):
     conf = parse_args(sys.argv[1:] if argv is None else argv)
     url = conf.store_url or conf[store_opts.GROUP].connection
     shown = safe_url(url)
+    missing = missing_sqlite_file(url)
+    if missing:
+        sys.stderr.write('contention-status: store %s: no such file %s\n'
+                         % (shown, missing))
+        return 2
     try:
         store = api.open_store(url)
         try:
-            reports, counters = read(store, conf.host or None)
+            reports, counters, known = read(store, conf.host or None)
         finally:
             store.dispose()
     except (LookupError, ValueError, sa.exc.SQLAlchemyError) as exc:
@@ -291,7 +350,7 @@ def main(argv=None):
     sys.stdout.write(render(
         reports, time.time(), fmt=conf.format, stale_after=conf.stale_after,
         hosts=conf.host or None, instances=conf.instances or bool(conf.host),
-        counters=counters) + '\n')
+        counters=counters, known_hosts=known) + '\n')
     return 0
 
 

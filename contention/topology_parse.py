@@ -46,7 +46,7 @@ LOCAL_DISTANCE = 10
 REMOTE_DISTANCE = 20
 CACHE_LEVELS = (2, 3)
 
-_CPULIST_ITEM = re.compile(r'^(\d+)(?:-(\d+))?$', re.ASCII)
+_CPULIST_ITEM = re.compile(r'^(\d{1,9})(?:-(\d{1,9}))?$', re.ASCII)
 _SIZE_UNITS = {'b': 1, 'bytes': 1, 'k': 1024, 'kb': 1024, 'kib': 1024,
                'm': 1024 ** 2, 'mb': 1024 ** 2, 'mib': 1024 ** 2,
                'g': 1024 ** 3, 'gb': 1024 ** 3, 'gib': 1024 ** 3}
@@ -57,11 +57,17 @@ class TopologyError(schema.InvalidData):
     """A topology source is malformed. ``path`` says where, ``problem`` why."""
 
 
-def parse_cpulist(text, where='cpu list'):
+def _clip(text, limit=80):
+    return text if len(text) <= limit else text[:limit] + '...'
+
+
+def parse_cpulist(text, where='cpu list', limit=None):
     """Parse the kernel's and libvirt's CPU list syntax: "0-3,8,10-11".
 
     Returns the sorted CPU ids as a tuple; an empty or blank list is the
-    empty tuple (a CPU-less node).
+    empty tuple (a CPU-less node). With ``limit``, a CPU id of ``limit``
+    or more is refused before any range is expanded, so that a list from
+    an untrusted caller ("0-10000000") costs nothing.
     """
     text = text.strip()
     if not text:
@@ -71,12 +77,15 @@ def parse_cpulist(text, where='cpu list'):
         match = _CPULIST_ITEM.match(item.strip())
         if match is None:
             raise TopologyError(where, 'malformed CPU list %r (item %r)'
-                                % (text, item))
+                                % (_clip(text), _clip(item)))
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
             raise TopologyError(where, 'descending range %r in CPU list %r'
-                                % (item, text))
+                                % (_clip(item), _clip(text)))
+        if limit is not None and last >= limit:
+            raise TopologyError(where, 'CPU %d is beyond this host\'s CPUs '
+                                '(0-%d)' % (last, limit - 1))
         cpus.update(range(first, last + 1))
     return tuple(sorted(cpus))
 

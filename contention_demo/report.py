@@ -102,7 +102,8 @@ def format_report(result):
              'scenario %s (%s), seed %s; all figures are %s.'
              % (r['scenario'], r['description'], r['seed'], LABEL), '',
              'telemetry: %(agents)d agents -> %(transport)s -> collector '
-             '-> %(store)s (%(reports)d reports)' % r['telemetry'], '']
+             '-> %(store)s (%(reports)d reports over the whole run)'
+             % r['telemetry'], '']
     nova = r['nova']
     lines.append('Nova placement (HostWeightHandler: %s)'
                  % ', '.join(w.rsplit('.', 1)[-1]
@@ -114,7 +115,8 @@ def format_report(result):
             '%s %.2f%s' % (h, s['score'],
                            ' (neutral)' if s.get('neutral') else '')
             for h, s in sorted(scores.items()))
-        lines.append('  %-22s -> %-8s  contention score per host: %s'
+        lines.append('  %-22s -> %-8s  ContentionWeigher score per host '
+                     '(0-1, higher is better): %s'
                      % (p['name'], p['host'] or 'NO HOST',
                         shown or '- (the only host with room: not weighed)'))
     plan = r['plan']

@@ -28,7 +28,7 @@ from contention import policy
 from contention.sim import cmd as sim_cmd
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
-from contention.store import api as store_api
+from contention import store as store_api
 from contention_demo import report as report_mod
 
 #: Agent cycles per telemetry round (the first gives no rates: counters
@@ -132,17 +132,18 @@ def split_arrivals(scen, count, seed=None):
 def train_model(scen, store, path):
     """Train the weigher's model; (path or None, note for the report).
 
-    From the simulator (:func:`contention.perfmodel.train.train_from_sim`
+    From the simulator (:func:`contention.sim.training.train_from_sim`
     with its quick settings) when it can, else from the demo store's
     telemetry history; if neither has two workloads, None: the weigher is
     neutral, and the report says so.
     """
     from contention.perfmodel import datasets
     from contention.perfmodel import train
+    from contention.sim import training
     try:
-        bundle, result = train.train_from_sim(scen, **train.QUICK)
+        bundle, result = training.train_from_sim(scen, **train.QUICK)
         how = 'trained on the simulator (scenario %s)' % scen.name
-    except (datasets.SimulatorUnavailable, ValueError, OSError) as exc:
+    except (ValueError, OSError) as exc:
         data = datasets.from_store(store, min_samples=2)
         if len(data.workloads) < 2:
             return None, ('no model (simulator: %s; store: %d workload(s) '
@@ -303,10 +304,14 @@ def _after_telemetry(args, outdir, out, start, scen, sim, arriving, store,
                      store_url, clock, tel):
     from contention_demo import telemetry
     rejected = tel.rejected()
+    # Before placement: the report's total also counts the cycles run
+    # after the placement and after the plan, so this line says "so far".
     _progress(out, 'telemetry', '%d agents (sim source, real collection '
-              'loop) -> %s -> collector -> store %s: %d reports stored%s'
+              'loop) -> %s -> collector -> store %s: %d reports stored so '
+              'far (%d collection cycles; more follow after placement and '
+              'after the plan)%s'
               % (len(tel.agents), telemetry.masked(tel.transport_url),
-                 _safe_url(store_url), tel.stored(),
+                 _safe_url(store_url), tel.stored(), CYCLES,
                  ', rejected %s' % rejected if rejected else ''))
 
     # -- 3. nova ----------------------------------------------------------

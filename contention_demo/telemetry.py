@@ -24,6 +24,7 @@ import oslo_messaging
 
 from compute_agent import loop
 from compute_agent import publisher as publisher_mod
+from contention.collector import endpoint as endpoint_mod
 from contention.collector import service as collector_service
 from contention import report as report_mod
 from compute_agent.sources import sim as agent_source
@@ -93,8 +94,10 @@ class Telemetry:
         suffix = uuidlib.uuid4().hex[:8]
         # Own topic and pool per run: a shared broker never mixes runs.
         self.topic = '%s_demo_%s' % (report_mod.TOPIC, suffix)
+        # The collector judges report times by the emulated clock.
         self.listener = collector_service.make_listener(
-            self.transport, store, self.topic, 'contention-demo-%s' % suffix,
+            self.transport, endpoint_mod.ReportEndpoint(store, clock=clock),
+            self.topic, 'contention-demo-%s' % suffix,
             batch_size=100, batch_timeout=0.1)
         self.agents = []
         self.publishers = []

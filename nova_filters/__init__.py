@@ -5,7 +5,12 @@ Enable them in nova.conf::
 
     [filter_scheduler]
     weight_classes = nova.scheduler.weights.all_weighers,nova_filters.ContentionWeigher
-    enabled_filters = ...,nova_filters.ContentionFilter
+    available_filters = nova.scheduler.filters.all_filters
+    available_filters = nova_filters.ContentionFilter
+    enabled_filters = ...,ContentionFilter
+
+(``enabled_filters`` takes bare class names: a module path there makes
+nova-scheduler refuse to start.)
 
 The classes are loaded lazily, so importing this package does not import
 Nova until a class is asked for. See ``doc/nova.md``.

@@ -6,6 +6,7 @@
 
 from oslo_config import cfg
 
+from contention.perfmodel import confidence
 from contention.perfmodel import saturation
 
 GROUP = 'contention'
@@ -40,8 +41,25 @@ contention_opts = [
                       'performance.'),
     cfg.FloatOpt('neutral_score', default=0.5, min=0.0, max=1.0,
                  help='Score (on the fixed 0-1 scale) of hosts the model '
-                      'cannot judge: no fresh telemetry, no model, a move '
+                      'cannot judge: no fresh telemetry, no model, '
+                      'unusable telemetry, a model unsure of the host '
+                      '(max_domain_excess, max_prediction_spread), a move '
                       'while apply_to_moves is off.'),
+    cfg.FloatOpt('max_domain_excess',
+                 default=confidence.DEFAULT_MAX_EXCESS, min=0.0,
+                 help='The weigher gives the neutral score (and logs why) '
+                      'for a host whose model input lies further than this '
+                      'outside the range the model was trained on, in '
+                      'units of that range\'s width, on its worst '
+                      'feature: a random forest answers such rows as '
+                      'confidently as any, but from the edge of what it '
+                      'knows.'),
+    cfg.FloatOpt('max_prediction_spread',
+                 default=confidence.DEFAULT_MAX_SPREAD, min=0.0, max=1.0,
+                 help='The weigher gives the neutral score (and logs why) '
+                      'for a host on which the model\'s trees disagree by '
+                      'more than this standard deviation of predicted '
+                      'performance or co-runner slowdown (0-1).'),
     cfg.BoolOpt('apply_to_moves', default=False,
                 help='Also weigh and filter moves (migrations, resizes, '
                      'evacuations, unshelves with a destination cell, '

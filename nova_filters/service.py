@@ -2,8 +2,11 @@
 
 * the model, loaded once and reloaded when its file changes (a missing or
   invalid file logs one error per file version and leaves the weigher
-  neutral);
-* the telemetry store behind a :class:`~contention.store.api.CachedReader`
+  neutral: the failure is remembered until the file changes, never
+  retried per request);
+* counts of hosts scored, abstained on and with unusable telemetry
+  (:attr:`ContentionService.counts`);
+* the telemetry store behind a :class:`~contention.store.CachedReader`
   (one read per TTL, whatever the number of hosts or requests);
 * the instance profile of a request (hint > flavor > image > prior);
 * the landing cell(s) of a request on a host (:class:`LandingPredictor`).
@@ -22,7 +25,7 @@ from oslo_utils import strutils
 
 from contention.perfmodel import features
 from contention.perfmodel import persist
-from contention.store import api as store_api
+from contention import store as store_api
 from nova_filters import landing
 
 LOG = logging.getLogger(__name__)
@@ -48,6 +51,20 @@ class ContentionService:
         self._cells_cache = collections.OrderedDict()
         self.landing = landing.LandingPredictor(
             cache_size=conf.contention.landing_cache_size)
+        #: Hosts scored, abstained on (model unsure), with unusable
+        #: telemetry, and failed model loads, since the process started.
+        self.counts = collections.Counter()
+
+    def count_scores(self, scores):
+        """Count a request's HostScores into :attr:`counts`."""
+        for score in scores:
+            if score.abstained:
+                self.counts['abstained'] += 1
+            elif score.neutral_reason and score.neutral_reason.startswith(
+                    'unusable telemetry'):
+                self.counts['unusable_telemetry'] += 1
+            elif not score.neutral:
+                self.counts['scored'] += 1
 
     # -- model ----------------------------------------------------------
 
@@ -66,11 +83,18 @@ class ContentionService:
                 return None
             try:
                 bundle = persist.load(path)
-            except persist.ModelFileError as exc:
-                LOG.error('Contention weigher is neutral: %s', exc)
+            except Exception as exc:
+                # persist.load raises ModelFileError for any bad file; a
+                # failure of any kind is remembered for this file version,
+                # so the weigher stays neutral instead of reloading per
+                # request.
+                LOG.error('Contention weigher is neutral: %s', exc
+                          if isinstance(exc, persist.ModelFileError) else
+                          'model file %s cannot be loaded: %r' % (path, exc))
                 self._failed_stamp = stamp
                 self._model = None
                 self._model_stamp = None
+                self.counts['model_load_failures'] += 1
                 return None
             LOG.info('Contention model %s loaded (trained on %s, '
                      'cross-validated MAE %s)', path,

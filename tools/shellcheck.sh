@@ -4,7 +4,7 @@
 # installs shellcheck; without it only the syntax check runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts=(tools/*.sh .ci/run)
+scripts=(tools/*.sh tools/system/*.sh .ci/run)
 devstack=()
 for f in devstack/plugin.sh devstack/settings; do
     [ -f "$f" ] && devstack+=("$f")

@@ -24,8 +24,9 @@ ends is aborted (and, if the abort does not take, its end awaited).
 handling and recording (the strategies' one-way moves; Watcher's own
 ``migrate`` action records nothing).
 
-``contention_repin`` asks the agent on ``host`` (oslo.messaging RPC, topic
-``contention_agent``, server = host) to move an instance's vCPUs to a node
+``contention_repin`` asks the agent on ``host`` (oslo.messaging RPC, the
+contract of :mod:`contention.agent_rpc`: its exchange and topic, server =
+host, a service request context) to move an instance's vCPUs to a node
 or a CPU list, optionally with its memory.
 
 ``contention_cpu_quota`` asks the agent on ``host``, over the same RPC, to
@@ -45,14 +46,13 @@ from watcher.common import exception
 from watcher.common import nova_helper
 from watcher import conf as watcher_conf
 
+from contention import agent_rpc
+from contention import store as store_api
 from contention import swap
-from contention.store import api as store_api
 
 LOG = log.getLogger(__name__)
 CONF = watcher_conf.CONF
 
-AGENT_TOPIC = 'contention_agent'
-AGENT_VERSION = '1.0'
 _UUID = ('^([a-fA-F0-9]){8}-([a-fA-F0-9]){4}-([a-fA-F0-9]){4}-'
          '([a-fA-F0-9]){4}-([a-fA-F0-9]){12}$')
 _CPU_LIST = {'type': 'array', 'minItems': 1,
@@ -144,26 +144,22 @@ def transport(url=None):
 
 
 def agent_client(host, config):
-    """An RPC client for the agent on ``host``."""
+    """The contract's client (:mod:`contention.agent_rpc`) for ``host``."""
     url = getattr(config, 'transport_url', None)
-    target = oslo_messaging.Target(topic=AGENT_TOPIC, server=host,
-                                   version=AGENT_VERSION)
-    return oslo_messaging.get_rpc_client(
-        transport(url), target, timeout=getattr(config, 'rpc_timeout', 60))
+    return agent_rpc.AgentClient(
+        transport(url), host, timeout=getattr(config, 'rpc_timeout', 60),
+        caller='watcher-applier')
 
 
 def repin(config, host, uuid, node=None, cpus=None, move_memory=False):
     """Ask the agent on ``host`` to re-pin ``uuid``; return its answer."""
-    client = agent_client(host, config)
-    return client.call({}, 'repin_instance', instance_uuid=uuid, node=node,
-                       cpus=cpus, move_memory=move_memory)
+    return agent_client(host, config).repin_instance(
+        uuid, node=node, cpus=cpus, move_memory=move_memory)
 
 
 def set_cpu_quota(config, host, uuid, quota_us):
     """Ask the agent on ``host`` to cap ``uuid``; return its answer."""
-    client = agent_client(host, config)
-    return client.call({}, 'set_cpu_quota', instance_uuid=uuid,
-                       quota_us=quota_us)
+    return agent_client(host, config).set_cpu_quota(uuid, quota_us)
 
 
 def _agent_call(host, call):
@@ -173,11 +169,12 @@ def _agent_call(host, call):
     except oslo_messaging.MessagingTimeout:
         raise ContentionActionFailed(
             message='the contention agent on %s did not answer '
-                    '(topic %s)' % (host, AGENT_TOPIC))
+                    '(exchange %s, topic %s)'
+                    % (host, agent_rpc.EXCHANGE, agent_rpc.TOPIC))
     except oslo_messaging.RemoteError as exc:
         raise ContentionActionFailed(
             message='the contention agent on %s refused: %s'
-                    % (host, exc.value))
+                    % (host, agent_rpc.short(exc.value)))
 
 
 def _check_on_host(nova, uuid, host):

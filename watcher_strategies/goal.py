@@ -84,7 +84,9 @@ class ContentionReductionSpecification(efficacy_base.EfficacySpecification):
             name='llc_miss_spread_reduction',
             description='Relative reduction of the per-socket LLC-miss '
                         'spread (coefficient of variation).',
-            unit='%', value=value)]
+            # Rounded here: Horizon's plan list prints the value as it is
+            # stored (40.69017632140994 %).
+            unit='%', value=round(value, 1))]
 
 
 class ContentionReduction(base.Goal):

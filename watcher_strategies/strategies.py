@@ -50,8 +50,8 @@ from contention.perfmodel import mixes
 from contention.perfmodel import persist
 from contention import reportview
 from contention import swap
+from contention import store as store_api
 from contention.swap import params as params_mod
-from contention.store import api as store_api
 from watcher_strategies import goal
 from watcher_strategies import planner
 from watcher_strategies import view as view_mod
@@ -239,6 +239,18 @@ class ContentionSwapBase(base.BaseStrategy):
             self._fail(audit, '%s cannot read the telemetry store %s: %s: '
                        '%s' % (self.get_name(), url, type(exc).__name__,
                                exc))
+        self._audit = audit
+        unknown = sum(1 for i in built.view.instances
+                      if (i.skip_reason or '').startswith('unknown_to_nova'))
+        if not built.in_scope and (unknown or not built.view.hosts):
+            # Watcher's model is empty or misses what the agents report:
+            # an empty plan here would read as "balanced".
+            self._fail(audit, '%s proposes nothing: Watcher\'s compute model '
+                       'has no instance in the audit\'s scope (%d host(s)) '
+                       'while the agents report %d; the decision engine\'s '
+                       'Nova collector failed or its model is stale: see '
+                       'its log' % (self.get_name(), len(built.view.hosts),
+                                    unknown))
         self.plan = swap.run_audit(
             built.view, params, self.move_log(), type(self).algorithm,
             self.mix_values(built.view))
@@ -381,6 +393,24 @@ class ContentionSwapBase(base.BaseStrategy):
         # plan's status_message, where the CLI and Horizon show it.
         self.solution.contention_summary = summary
         LOG.info('%s: %s', self.get_name(), summary)
+        self._report_to_audit(summary)
+
+    def _report_to_audit(self, summary):
+        """Put the summary in the audit's status_message too.
+
+        The audit is what an operator looks at first (``openstack optimize
+        audit show``); with the summary only in the action plan, an audit
+        whose every candidate was skipped looked like a clean success.
+        """
+        audit = getattr(self, '_audit', None)
+        if audit is None:
+            return
+        audit.status_message = summary[:255]
+        try:
+            audit.save()
+        except Exception:  # the audit row is best effort here
+            LOG.warning('could not record the summary on audit %s',
+                        getattr(audit, 'uuid', '?'))
 
 
 class CacheAwareSwap(ContentionSwapBase):

@@ -118,8 +118,9 @@ def scale_sweep(sizes):
 def _sweep_mix_model():
     """A small model for the check (ahn-wl1, QUICK, copies): its cost."""
     from contention.perfmodel import train
-    bundle, _ = train.train_from_sim('ahn-wl1', cross_validate=False,
-                                     copies_samples=10, **train.QUICK)
+    from contention.sim import training
+    bundle, _ = training.train_from_sim('ahn-wl1', cross_validate=False,
+                                        copies_samples=10, **train.QUICK)
     return bundle.interference
 
 

@@ -60,6 +60,14 @@ XML_FLAGS = libvirt.VIR_DOMAIN_XML_INACTIVE
 #: Note on an instance whose CPU cap libvirt could not report.
 QUOTA_UNAVAILABLE = 'cpu_quota_unavailable'
 
+#: Note on a capped instance whose vcpu_delay_ns is left null: libvirt's
+#: vCPU delay (schedstat run_delay) also counts the time the CFS quota
+#: throttled the vCPU, which is the cap working, not contention.
+DELAY_WITH_THROTTLING = 'vcpu_delay_includes_throttling'
+
+PERF_OFF = ('perf events off: [agent] perf_events is empty, so the '
+            'instructions/cycles/cache counters are null')
+
 NO_PERF_STATS = ('no perf.* counters in libvirt\'s domain stats: the perf '
                  'events are off or this libvirt driver does not count '
                  'them (see doc/agent.md, "perf events")')
@@ -74,6 +82,25 @@ def _uuid(dom):
 
 def _no_domain(exc):
     return exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN
+
+
+def _gone(dom, exc):
+    """Whether ``exc``, raised by a call on ``dom``, means it stopped.
+
+    A domain that was destroyed is ``VIR_ERR_NO_DOMAIN`` if it was
+    transient, but a persistent one (every Nova instance) stays defined,
+    and while or after ``virsh destroy`` runs the calls that need a running
+    domain fail with ``VIR_ERR_OPERATION_INVALID`` ("domain is not
+    running"). That code has other meanings too, so the domain is asked.
+    """
+    if _no_domain(exc):
+        return True
+    if exc.get_error_code() != libvirt.VIR_ERR_OPERATION_INVALID:
+        return False
+    try:
+        return not dom.isActive()
+    except libvirt.libvirtError as again:
+        return _no_domain(again)
 
 
 def _sum_vcpu(stats, vcpus, field):
@@ -146,6 +173,8 @@ class LibvirtSource(base.Source):
         self._topology_note = None
         self._parsed = {}
         self._perf_done = set()
+        #: (uuid, domain id) of the domains reported with per-vCPU times.
+        self._vcpu_times = set()
         self._perf_problem = None
         self._quota_problem = None
 
@@ -169,24 +198,33 @@ class LibvirtSource(base.Source):
     # -- topology ----------------------------------------------------------
 
     def _read_topology(self, conn):
+        """The host topology, re-parsed when the capabilities XML changes.
+
+        The XML changes for reasons that are not the topology: on a host
+        without DMI data libvirtd invents a random host uuid at every
+        start. A topology equal to the last one is kept (the same
+        object), so only a real change is logged.
+        """
         caps = conn.getCapabilities()
         if caps == self._caps_xml:
             return self._topology
         topology = topology_parse.from_capabilities_xml(caps, self._host)
+        note = None
         try:
             sysfs = topology_parse.from_sysfs(self._sysfs_root, self._host)
             topology = topology_parse.merge(topology, sysfs)
-            self._topology_note = None
         except topology_parse.TopologyError as exc:
             # e.g. the test driver's invented host, or no NUMA in sysfs:
             # libvirt's view is what Nova pins against, keep it alone.
-            self._topology_note = ('topology from libvirt only (sysfs not '
-                                   'used: %s)' % exc)
-        if self._topology_note:
-            LOG.warning('Host topology: %s', self._topology_note)
+            note = 'topology from libvirt only (sysfs not used: %s)' % exc
+        self._caps_xml = caps
+        if topology == self._topology and note == self._topology_note:
+            return self._topology
+        if note:
+            LOG.warning('Host topology: %s', note)
         if self._topology is not None:
             LOG.info('Host topology changed; re-read it')
-        self._caps_xml = caps
+        self._topology_note = note
         self._topology = topology
         return topology
 
@@ -206,7 +244,7 @@ class LibvirtSource(base.Source):
             dom.setPerfEvents({event: True for event in self._perf_events},
                               libvirt.VIR_DOMAIN_AFFECT_LIVE)
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 raise
             if self._perf_problem is None:
                 LOG.warning('Cannot enable perf events %(events)s: %(err)s. '
@@ -236,7 +274,7 @@ class LibvirtSource(base.Source):
             # the running domain's live values.
             params = dom.schedulerParameters()
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 raise
             if self._quota_problem is None:
                 LOG.warning('Cannot read the CPU quota of domain %(uuid)s: '
@@ -259,7 +297,7 @@ class LibvirtSource(base.Source):
             vcpu_info, cpumaps = dom.vcpus()
             cpu_quota, notes = self._cpu_quota(dom)
         except libvirt.libvirtError as exc:
-            if _no_domain(exc):
+            if _gone(dom, exc):
                 return None
             raise
         vcpu_cpus = tuple(entry[3] for entry in vcpu_info)
@@ -273,8 +311,7 @@ class LibvirtSource(base.Source):
                 allowed.update(itertools.compress(range(len(cpumap)),
                                                   cpumap))
             cpuset = tuple(sorted(allowed))
-        policy = domain_xml.cpu_policy(info.vcpupin, info.vcpus,
-                                       self._dedicated)
+        policy = domain_xml.cpu_policy(info, self._dedicated)
         return dict(uuid=info.uuid, name=info.nova_name or info.name,
                     vcpus=info.vcpus, memory_mib=info.memory_mib,
                     flavor=info.flavor, image_id=info.image_id,
@@ -285,19 +322,22 @@ class LibvirtSource(base.Source):
 
     def _stats(self, conn, doms):
         """uuid -> stats dict; a domain that vanished has no entry."""
+        if not doms:
+            return {}   # libvirt refuses an empty list (INVALID_ARG)
         try:
             pairs = conn.domainListGetStats(doms, STATS, 0)
         except libvirt.libvirtError as exc:
-            if not _no_domain(exc):
+            if not (_no_domain(exc) or exc.get_error_code()
+                    == libvirt.VIR_ERR_OPERATION_INVALID):
                 raise
-            # One domain vanished and took the bulk call with it: ask per
-            # domain so the others keep their counters.
+            # One domain vanished or stopped and took the bulk call with
+            # it: ask per domain so the others keep their counters.
             pairs = []
             for dom in doms:
                 try:
                     pairs.extend(conn.domainListGetStats([dom], STATS, 0))
                 except libvirt.libvirtError as exc:
-                    if not _no_domain(exc):
+                    if not _gone(dom, exc):
                         raise
         return {dom.UUIDString(): stats for dom, stats in pairs}
 
@@ -352,14 +392,30 @@ class LibvirtSource(base.Source):
                                          for k in dom_stats)
             counters, notes = counters_from_stats(dom_stats,
                                                   fields['vcpus'])
+            if fields['cpu_quota'] is not None:
+                counters['vcpu_delay_ns'] = None
+                notes += (DELAY_WITH_THROTTLING,)
+            key = (fields['uuid'], int(fields['incarnation']))
+            if CPU_TIME_FROM_TOTAL not in notes:
+                self._vcpu_times.add(key)
+            elif key in self._vcpu_times:
+                # Per-vCPU times until now, only the domain's total (with
+                # its emulator threads) this time: a domain stopping under
+                # us. A delta between the two would be nonsense.
+                counters['cpu_time_ns'] = None
+                notes = tuple(n for n in notes if n != CPU_TIME_FROM_TOTAL)
             instances.append(base.InstanceSample(
                 counters=counters,
                 **dict(fields, notes=fields['notes'] + notes)))
         self._forget_gone({(fields['uuid'], int(fields['incarnation']))
                            for _, fields in found})
+        if perf_seen:
+            # Counting now: an earlier failure to enable them is over.
+            self._perf_problem = None
         reasons = [self._perf_problem, self._topology_note]
-        if self._perf_events and found and not perf_seen and (
-                self._perf_problem is None):
+        if not self._perf_events:
+            reasons.append(PERF_OFF)
+        elif found and not perf_seen and self._perf_problem is None:
             reasons.append(NO_PERF_STATS)
         reasons = [r for r in reasons if r]
         events = self._connection.pop_events()
@@ -375,5 +431,6 @@ class LibvirtSource(base.Source):
 
     def _forget_gone(self, present):
         self._perf_done &= present
+        self._vcpu_times &= present
         if len(self._parsed) > 2 * max(len(present), 16):
             self._parsed.clear()

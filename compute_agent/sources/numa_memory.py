@@ -86,15 +86,31 @@ def find_qemu_processes(proc_root, known=None):
     return found
 
 
+def _guest_memory(line):
+    """Whether a numa_maps line can hold guest RAM.
+
+    Guest RAM is anonymous memory, hugetlbfs (``huge``) or a memfd
+    (``memory-backend-memfd``); every other file-backed mapping is the
+    QEMU binary, its libraries and firmware images (about 27 MiB of page
+    cache per guest on QEMU 7.2), shared with other processes and not the
+    instance's memory.
+    """
+    return (' file=' not in line or ' huge ' in line
+            or ' file=/memfd:' in line)
+
+
 def parse_numa_maps(text):
-    """MiB per node from a numa_maps file (all mappings, all page sizes).
+    """MiB of guest memory per node from a numa_maps file.
 
     A QEMU process has hundreds of mappings (libraries, heaps, guest RAM)
-    and this runs once per instance and cycle, so the whole file is
-    scanned by one regular expression counting every page as 4 KiB; the
-    few lines with larger pages (hugetlbfs, ``kernelpagesize_kB=2048``)
-    are then corrected.
+    and this runs once per instance and cycle, so the file-backed
+    mappings that cannot be guest RAM are dropped first
+    (:func:`_guest_memory`), the rest is scanned by one regular expression
+    counting every page as 4 KiB, and the few lines with larger pages
+    (hugetlbfs, ``kernelpagesize_kB=2048``) are then corrected.
     """
+    text = '\n'.join(line for line in text.splitlines()
+                     if _guest_memory(line + ' '))
     per_node = {}
     for node in set(_NODE_IDS.findall(text)):
         per_node[int(node)] = sum(map(int, re.findall(
@@ -109,11 +125,16 @@ def parse_numa_maps(text):
 
 
 def parse_numa_stat(text):
-    """MiB per node from memory.numa_stat (``anon`` + ``file``)."""
+    """MiB of guest memory per node from memory.numa_stat (``anon``).
+
+    The ``file`` lines are page cache charged to the domain (QEMU's
+    binary and libraries, disk images read through the cache), not the
+    guest's memory, as in :func:`parse_numa_maps`.
+    """
     per_node = collections.defaultdict(float)
     for line in text.splitlines():
         fields = line.split()
-        if not fields or fields[0] not in ('anon', 'file'):
+        if not fields or fields[0] != 'anon':
             continue
         for field in fields[1:]:
             match = _NODE_FIELD.match(field)
@@ -123,18 +144,27 @@ def parse_numa_stat(text):
 
 
 def domain_cgroup(cgroup_text):
-    """The domain's cgroup v2 path from /proc/<pid>/cgroup.
+    """The domain's cgroup v2 path from /proc/<pid>/cgroup, or None.
 
+    None when the memory is not accounted in cgroup v2: no unified entry,
+    or a hybrid host whose ``memory`` controller is a v1 hierarchy.
     libvirt puts QEMU's threads below ``machine-qemu…scope/libvirt/…``;
     the scope is where the domain's memory is accounted (recursively).
     """
-    for line in cgroup_text.splitlines():
+    lines = cgroup_text.splitlines()
+    if any(line.split(':')[1:2] == ['memory'] for line in lines):
+        return None     # memory accounted by the cgroup v1 controller
+    for line in lines:
         if line.startswith('0::'):
             parts = line[3:].strip().split('/')
             if 'libvirt' in parts:
                 parts = parts[:parts.index('libvirt')]
             return '/'.join(parts)
     return None
+
+
+class NotMeasurable(Exception):
+    """This host cannot give the configured method's reading; says why."""
 
 
 class NumaMemorySource(base.Source):
@@ -151,17 +181,35 @@ class NumaMemorySource(base.Source):
         self._cycle = 0
 
     def _read(self, pid):
+        """MiB per node of process ``pid``.
+
+        Raises OSError if the process exited (its /proc files are gone),
+        :class:`NotMeasurable` if it runs but the method cannot read it.
+        """
+        proc = os.path.join(self._proc, str(pid))
         if self._method == 'numa_maps':
-            with open(os.path.join(self._proc, str(pid), 'numa_maps')) as f:
+            with open(os.path.join(proc, 'numa_maps')) as f:
                 return parse_numa_maps(f.read())
-        with open(os.path.join(self._proc, str(pid), 'cgroup')) as f:
+        with open(os.path.join(proc, 'cgroup')) as f:
             path = domain_cgroup(f.read())
         if path is None:
-            raise FileNotFoundError('no cgroup v2 entry for pid %d' % pid)
+            raise NotMeasurable(
+                'numa_memory_method = numa_stat needs the cgroup v2 '
+                '(unified) hierarchy, and the QEMU processes are in cgroup '
+                'v1 controllers; use numa_memory_method = numa_maps')
         stat = os.path.join(self._cgroup, path.lstrip('/'),
                             'memory.numa_stat')
-        with open(stat) as f:
-            return parse_numa_stat(f.read())
+        try:
+            with open(stat) as f:
+                return parse_numa_stat(f.read())
+        except FileNotFoundError:
+            if not os.path.exists(proc):
+                raise
+            raise NotMeasurable(
+                'no %s: is the cgroup v2 memory controller enabled for '
+                'the domains ([agent] cgroup_root = %s)? Else use '
+                'numa_memory_method = numa_maps' % (stat, self._cgroup)
+            ) from None
 
     def _due(self, uuid, pid):
         """Whether this instance's placement is read this cycle.
@@ -187,6 +235,9 @@ class NumaMemorySource(base.Source):
                 except PermissionError as exc:
                     denied = exc
                     continue
+                except NotMeasurable as exc:
+                    # The same for every process: say it, and why.
+                    return self.unavailable(str(exc))
                 except OSError:
                     continue    # the process exited since listing
                 self._last[uuid] = (pid, per_node)

@@ -60,20 +60,53 @@ def main(argv=None):
     return supervise(argv, conf.collector.workers)
 
 
+#: Seconds one collector has to stop its listener after SIGTERM.
+LISTENER_STOP_TIMEOUT = 20.0
+
+
+def _in_thread(target, name):
+    # Daemon: a thread stuck in the broker's reconnect loop (and the
+    # driver threads it starts, which inherit the flag) cannot keep the
+    # process alive.
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
 def serve(conf, store, retention=True):
-    """Run one collector until SIGTERM or SIGINT."""
-    collector = service.CollectorService(conf, store, retention=retention)
+    """Run one collector until SIGTERM or SIGINT, whatever the broker does.
+
+    Starting and stopping the listener talk to the broker, and
+    oslo.messaging retries an unreachable broker for ever: in the main
+    thread that made the collector deaf to SIGTERM for as long as the
+    broker was away. Both run in threads; the main thread only waits for
+    a signal. A listener that cannot stop in
+    :data:`LISTENER_STOP_TIMEOUT` is left behind: whatever batch it held
+    is unacknowledged, so the broker delivers it again.
+    """
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
+    collector = service.CollectorService(conf, store, retention=retention)
     # What start-up imported and built lives as long as the process: out
     # of the garbage collector's sight, a full collection no longer walks
     # it while reports are being validated.
     gc.freeze()
-    collector.start()
+    LOG.info('Starting the listener (it waits for the broker)')
+    starting = _in_thread(collector.start, 'collector-start')
     stopping.wait()
     LOG.info('Stopping')
-    collector.stop()
+    if starting.is_alive():
+        LOG.warning('Stopping before the broker was reached: nothing was '
+                    'consumed')
+        collector.endpoint.stop()
+    else:
+        stopper = _in_thread(collector.stop, 'collector-stop')
+        stopper.join(LISTENER_STOP_TIMEOUT)
+        if stopper.is_alive():
+            LOG.warning('The listener did not stop within %.0f s (broker '
+                        'unreachable?); exiting, the broker redelivers '
+                        'what was not acknowledged', LISTENER_STOP_TIMEOUT)
     store.dispose()
     return 0
 

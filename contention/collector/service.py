@@ -11,22 +11,31 @@ from oslo_log import log as logging
 import oslo_messaging
 
 from contention.collector import endpoint as endpoint_mod
+from contention.collector import inflate
 
 LOG = logging.getLogger(__name__)
 
 
-def make_listener(transport, store, topic, pool, batch_size, batch_timeout):
-    """An unstarted batch listener writing to ``store``.
+def make_endpoint(conf, store):
+    """The report endpoint configured by ``[collector]``."""
+    c = conf.collector
+    return endpoint_mod.ReportEndpoint(
+        store, max_skew_s=c.max_clock_skew, check_publisher=c.check_publisher,
+        backoff=endpoint_mod.Backoff(longest=c.db_retry_max))
+
+
+def make_listener(transport, endpoint, topic, pool, batch_size,
+                  batch_timeout):
+    """An unstarted batch listener handing batches to ``endpoint``.
 
     ``allow_requeue`` lets the endpoint hand a batch back when the
     database is unavailable; the threading executor runs the endpoint in a
     worker thread, so the SQL driver's blocking calls are fine.
     """
     return oslo_messaging.get_batch_notification_listener(
-        transport, [oslo_messaging.Target(topic=topic)],
-        [endpoint_mod.ReportEndpoint(store)], executor='threading',
-        allow_requeue=True, pool=pool, batch_size=batch_size,
-        batch_timeout=batch_timeout)
+        transport, [oslo_messaging.Target(topic=topic)], [endpoint],
+        executor='threading', allow_requeue=True, pool=pool,
+        batch_size=batch_size, batch_timeout=batch_timeout)
 
 
 class RetentionLoop:
@@ -76,8 +85,10 @@ class CollectorService:
         self.transport = transport or (
             oslo_messaging.get_notification_transport(conf))
         c = conf.collector
-        self.listener = make_listener(self.transport, store, c.topic, c.pool,
-                                      c.batch_size, c.batch_timeout)
+        inflate.install(c.max_report_bytes)
+        self.endpoint = make_endpoint(conf, store)
+        self.listener = make_listener(self.transport, self.endpoint, c.topic,
+                                      c.pool, c.batch_size, c.batch_timeout)
         self.retention = (RetentionLoop(store, c.retention_interval)
                           if retention else None)
 
@@ -89,6 +100,7 @@ class CollectorService:
 
     def stop(self):
         """Stop consuming, finish the batches in hand, then close."""
+        self.endpoint.stop()
         self.listener.stop()
         self.listener.wait()
         if self.retention:

@@ -10,10 +10,14 @@ lands.)
   Pareto filter on interconnect bandwidth);
 * :mod:`.features` turns profiles and NUMA cell states into model inputs;
 * :mod:`.models` holds the interference and placement-vector models;
-* :mod:`.datasets` builds training sets from the store or the simulator
-  (whose hook is ``contention.sim.training.training_source``);
-* :mod:`.train` is the one training path (``train_from_sim`` for a
-  scenario, ``train_bundle`` for any data set);
+* :mod:`.datasets` builds training sets from the store or any
+  performance source (the simulator's is in ``contention.sim.training``,
+  which also trains from a scenario: the simulator sits above this
+  package, which never imports it but in ``cmd``, the composition root);
+* :mod:`.train` is the one training path (``train_bundle`` for any data
+  set);
+* :mod:`.confidence` says when a prediction is not to be trusted, and
+  :mod:`.forest_check` when a loaded forest is not safe to run;
 * :mod:`.persist` saves and loads models without executing code;
 * :mod:`.scoring` is the scoring core the Nova weigher and the simulator
   policy (:mod:`contention.sim.policies.weigher`, ``contention_weigher``)

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 from contention.perfmodel import advise as advise_mod
+from contention.perfmodel import confidence
 from contention.perfmodel import datasets
 from contention.perfmodel import features
 from contention.perfmodel import machine
@@ -61,7 +62,9 @@ def build_parser():
     sub = parser.add_subparsers(dest='command')
     train = sub.add_parser('train', help='train a model (the default)')
     _add_source(train)
-    train.add_argument('--out', required=True, metavar='MODEL')
+    train.add_argument('--out', required=True, metavar='MODEL',
+                       help='file to write the model to (the weigher\'s '
+                            '[contention] model_path)')
     train.add_argument('--synthetic', type=int,
                        default=train_mod.DEFAULT_SYNTHETIC, metavar='N',
                        help='--from-sim: seeded synthetic simulator '
@@ -83,40 +86,58 @@ def build_parser():
                        help='trees of the placement-vector forest')
     train.add_argument('--min-samples', type=int, default=3,
                        help='drop store workloads with fewer samples')
-    train.add_argument('--json', action='store_true')
+    train.add_argument('--json', action='store_true',
+                       help='print the cross-validation result as JSON')
     ev = sub.add_parser('evaluate', help='error of a model on a data set')
-    ev.add_argument('--model', required=True)
+    ev.add_argument('--model', required=True,
+                    help='model file written by contention-train train')
     _add_source(ev)
-    ev.add_argument('--json', action='store_true')
+    ev.add_argument('--json', action='store_true',
+                    help='print the errors as JSON')
     adv = sub.add_parser('advise', help='hw:numa_nodes for a profile '
                                         '(paper section 7)')
-    adv.add_argument('--model', required=True)
+    adv.add_argument('--model', required=True,
+                     help='model file written by contention-train train')
     adv.add_argument('--profile', required=True,
                      help='mpki=<L3 MPKI>,mf=<memory factor>,ipc=<IPC>'
                           '[,cpu_util=<0-1>][,latency=1]'
                           '[,mf_small_llc=<MF with 1/4 of the LLC>]')
-    adv.add_argument('--vcpus', type=int, required=True)
-    adv.add_argument('--memory-mib', type=int, default=4096)
-    adv.add_argument('--target', type=float, default=0.9)
+    adv.add_argument('--vcpus', type=int, required=True,
+                     help='vCPUs of the flavor')
+    adv.add_argument('--memory-mib', type=int, default=4096,
+                     help='RAM of the flavor (default %(default)s)')
+    adv.add_argument('--target', type=float, default=0.9,
+                     help='lowest predicted normalised performance every '
+                          'instance must keep (default %(default)s)')
     adv.add_argument('--topology', metavar='FILE',
                      help='HostTopology JSON (e.g. from a host report)')
-    adv.add_argument('--nodes', type=int, default=2)
-    adv.add_argument('--cores-per-node', type=int, default=16)
-    adv.add_argument('--threads-per-core', type=int, default=2)
-    adv.add_argument('--json', action='store_true')
+    adv.add_argument('--nodes', type=int, default=2,
+                     help='without --topology: NUMA nodes of the host '
+                          '(default %(default)s)')
+    adv.add_argument('--cores-per-node', type=int, default=16,
+                     help='without --topology: cores per NUMA node '
+                          '(default %(default)s)')
+    adv.add_argument('--threads-per-core', type=int, default=2,
+                     help='without --topology: hardware threads per core '
+                          '(default %(default)s)')
+    adv.add_argument('--json', action='store_true',
+                     help='print the options and the advice as JSON')
     return parser
 
 
 def _interference_data(args):
     """(Dataset, simulator parts or None) from the chosen source."""
     if args.from_sim:
-        return train_mod.sim_dataset(
+        # the composition root: the one place perfmodel calls the
+        # simulator (which sits above it)
+        from contention.sim import training
+        return training.sim_dataset(
             args.from_sim, samples_per_workload=args.samples_per_workload,
             seed=args.seed, libraries=tuple(args.library),
             # evaluate scores the named workloads only
             synthetic=getattr(args, 'synthetic', 0),
             copies_samples=getattr(args, 'copies_samples', 0))
-    from contention.store import api
+    from contention import store as api
     store = api.open_store(args.from_store)
     try:
         since = None if args.since is None else time.time() - args.since
@@ -161,12 +182,16 @@ def evaluate(args, out):
     data, _ = _interference_data(args)
     if not len(data.X):
         raise ValueError('%s holds no usable samples' % data.source)
-    pred = bundle.interference.predict(data.X)
-    errors = np.abs(pred - data.Y)
+    prediction = bundle.interference.predict_confident(data.X)
+    errors = np.abs(prediction.values - data.Y)
+    sure = np.array([r is None for r in confidence.judge(prediction)])
     result = {'model': args.model, 'source': data.source,
               'samples': int(len(data.X)), 'mae': float(errors.mean()),
               'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
                                  enumerate(features.TARGET_NAMES)},
+              'abstained': int((~sure).sum()),
+              'mae_where_sure': (float(errors[sure].mean()) if sure.any()
+                                 else None),
               'trained_cv_mae': bundle.cv_mae,
               'simulated': bool(args.from_sim)}
     if args.json:
@@ -177,6 +202,11 @@ def evaluate(args, out):
         out.write('MAE %.4f on %d samples from %s (cross-validated at '
                   'training: %s)\n' % (result['mae'], result['samples'],
                                        data.source, bundle.cv_mae))
+        out.write('the model abstains on %d of them (default limits of '
+                  'contention.perfmodel.confidence); MAE on the rest: %s\n'
+                  % (result['abstained'],
+                     'n/a' if result['mae_where_sure'] is None
+                     else '%.4f' % result['mae_where_sure']))
     return 0
 
 
@@ -201,17 +231,20 @@ def advise(args, out):
         out.write(json.dumps(result.to_dict(), indent=2, sort_keys=True)
                   + '\n')
         return 0
-    out.write('hw:numa_nodes  instances/host  worst perf  alone\n')
+    out.write('flavor extra spec  instances/host  worst perf  alone\n')
     for o in result.options:
-        out.write('%13d  %14d  %10.3f  %5.3f\n'
-                  % (o.numa_nodes, o.instances, o.performance, o.alone))
+        mark = ' *' if o is result.best else ''
+        out.write('%-17s  %14d  %10.3f  %5.3f%s\n'
+                  % ('hw:numa_nodes=%d' % o.numa_nodes, o.instances,
+                     o.performance, o.alone, mark))
     if result.best is None:
         out.write('no hw:numa_nodes value meets the target %.2f\n'
                   % args.target)
     else:
-        out.write('recommended: hw:numa_nodes=%d (%d instances per host '
-                  'at >= %.2f)\n' % (result.best.numa_nodes,
-                                     result.best.instances, args.target))
+        out.write('recommended (*): openstack flavor set --property '
+                  'hw:numa_nodes=%d FLAVOR (%d instances per host at '
+                  '>= %.2f)\n' % (result.best.numa_nodes,
+                                  result.best.instances, args.target))
     return 0
 
 
@@ -226,7 +259,7 @@ def main(argv=None, out=None, err=None):
     handler = {'train': train, 'evaluate': evaluate, 'advise': advise}
     try:
         return handler[args.command](args, out)
-    except (ValueError, OSError, datasets.SimulatorUnavailable) as exc:
+    except (ValueError, OSError) as exc:
         err.write('contention-train %s: %s\n' % (args.command, exc))
         return 1
 

@@ -15,7 +15,8 @@ Two sources of ground truth:
   topology, a workload profile, the NUMA nodes and cores it runs on and
   its co-runners, returns normalised performance. That is the
   :data:`PerformanceSource` contract below; the simulator provides one
-  through :func:`simulator_source` (the hook the simulator wires).
+  (``contention.sim.training``, which calls this module: the model does
+  not know the simulator).
 
 Workload names group the samples for leave-one-workload-out
 cross-validation.
@@ -23,7 +24,6 @@ cross-validation.
 
 import collections
 import dataclasses
-import importlib
 import random
 from typing import Callable
 from typing import Optional
@@ -87,51 +87,6 @@ class Outcome:
 #: synthetic one in tests): a pure function of the trial, deterministic
 #: for a given trial.
 PerformanceSource = Callable[[Trial], Outcome]
-
-
-class SimulatorUnavailable(RuntimeError):
-    """``--from-sim`` was asked for but the simulator is not installed."""
-
-
-#: Module and function the simulator provides:
-#: ``training_source(scenario) -> (HostTopology, [Workload], PerformanceSource)``
-SIMULATOR_HOOK = ('contention.sim.training', 'training_source')
-
-
-def simulator_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
-    """(topology, workloads, source) for a simulator scenario.
-
-    ``libraries``: the simulator's shipped profile libraries (names or
-    ``'all'``) to add as extra training workloads; the source's ``own``
-    attribute then names the scenario's own workloads.
-    ``synthetic``: how many seeded synthetic profiles to add as training
-    subjects; the source's ``synthetic`` attribute names them.
-
-    This is the hook the simulator wires: it must provide
-    ``contention.sim.training.training_source(scenario)`` returning a
-    :class:`HostTopology`, a list of :class:`Workload` and a
-    :data:`PerformanceSource`. If the hook cannot be imported this raises
-    :class:`SimulatorUnavailable` naming what is missing.
-    """
-    module_name, func_name = SIMULATOR_HOOK
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SimulatorUnavailable(
-            'training from the simulator needs %s.%s(scenario), which is '
-            'not available (%s); train --from-store instead'
-            % (module_name, func_name, exc)) from None
-    func = getattr(module, func_name, None)
-    if func is None:
-        raise SimulatorUnavailable('%s has no %s(scenario)'
-                                   % (module_name, func_name))
-    kwargs = {}
-    if libraries:
-        kwargs['libraries'] = tuple(libraries)
-    if synthetic:
-        kwargs.update(synthetic=int(synthetic),
-                      synthetic_seed=synthetic_seed)
-    return func(scenario, **kwargs)
 
 
 @dataclasses.dataclass
@@ -353,6 +308,5 @@ def from_store(store, since=None, limit=None, min_samples=1):
 
 
 __all__ = ['CoRunner', 'Dataset', 'Outcome', 'PerformanceSource',
-           'SimulatorUnavailable', 'Trial', 'Workload', 'from_reports',
-           'from_store', 'interference_dataset',
-           'placement_vector_dataset', 'simulator_source']
+           'Trial', 'Workload', 'from_reports', 'from_store',
+           'interference_dataset', 'placement_vector_dataset']

@@ -251,6 +251,29 @@ def feature_row(profile, cell):
     )
 
 
+#: The largest magnitude a feature may have: scikit-learn's trees compare
+#: in float32, and a larger value (or an infinity) makes prediction fail.
+MAX_FEATURE_VALUE = 1e30
+_OPTIONAL_FROM = len(COUNTER_FEATURES)
+
+
+def row_problem(row):
+    """None if ``row`` (a :func:`feature_row`) can be predicted, else why.
+
+    Every counter feature must be finite and at most
+    :data:`MAX_FEATURE_VALUE` in size; the ``mf_small_llc`` columns may
+    also be NaN (unknown). Stored telemetry that slipped past validation
+    (an infinite bandwidth, 1e300 misses) then makes one host's row
+    unusable instead of failing the whole batch.
+    """
+    for i, value in enumerate(row):
+        if value != value and i >= _OPTIONAL_FROM:
+            continue
+        if not -MAX_FEATURE_VALUE <= value <= MAX_FEATURE_VALUE:
+            return 'feature %s is %r' % (FEATURE_NAMES[i], value)
+    return None
+
+
 def merge_cells(cells):
     """Several cells seen as one (a multi-node landing or a shared pool)."""
     cells = list(cells)

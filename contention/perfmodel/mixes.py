@@ -15,11 +15,14 @@ those it makes.
 
 A mix is a tuple of ``(class key, count)`` sorted by key; values are
 memoised per (mix, socket CPUs), and the mixes not yet known are answered
-in one batched prediction (:meth:`MixValues.prefetch`).
+in one batched prediction (:meth:`MixValues.prefetch`). A mix a member of
+which the model is unsure of (:mod:`contention.perfmodel.confidence`) is
+reported by :meth:`MixValues.unsure`, and the model check abstains.
 """
 
 import numpy as np
 
+from contention.perfmodel import confidence
 from contention.perfmodel import features
 
 
@@ -60,12 +63,17 @@ class MixValues(object):
         KeyError), so the caller decides which classes are known.
     """
 
-    def __init__(self, model, profiles):
+    def __init__(self, model, profiles, limits=confidence.Limits()):
         self.model = model
         self.profiles = dict(profiles)
+        self.limits = limits
         self._memo = {}
+        #: {(mix, cpus): why the model is unsure of it}; absent = sure.
+        self._unsure = {}
         #: Batched model calls made, for tests and the bench.
         self.calls = 0
+        #: Times :meth:`unsure` made the model check abstain.
+        self.abstentions = 0
 
     def knows(self, key):
         return key in self.profiles
@@ -85,10 +93,37 @@ class MixValues(object):
         totals = dict.fromkeys(todo, 0.0)
         if rows:
             self.calls += 1
-            predicted = self.model.predict(np.asarray(rows, float))[:, 0]
-            for (item, count), perf in zip(owners, predicted):
+            X = np.asarray(rows, float)
+            if hasattr(self.model, 'predict_confident'):
+                prediction = self.model.predict_confident(X)
+                predicted = prediction.values[:, 0]
+                reasons = confidence.judge(prediction, self.limits)
+            else:   # a model without confidence measures is taken as sure
+                predicted = self.model.predict(X)[:, 0]
+                reasons = [None] * len(X)
+            for (item, count), perf, why in zip(owners, predicted, reasons):
                 totals[item] += count * float(perf)
+                if why and item not in self._unsure:
+                    self._unsure[item] = why
         self._memo.update(totals)
+
+    def unsure(self, mixes):
+        """Why the model cannot value one of ``mixes`` [(mix, cpus)], or None.
+
+        The abstention decision of the swap strategies' model check: a
+        member of a mix lies outside the model's training domain or its
+        trees disagree (:func:`confidence.judge`), so comparing the mixes'
+        values would compare guesses. The caller then lets the check say
+        nothing, as for a class without a profile. Each abstention is
+        counted in :attr:`abstentions`.
+        """
+        self.prefetch(mixes)
+        for item in mixes:
+            why = self._unsure.get(item)
+            if why:
+                self.abstentions += 1
+                return why
+        return None
 
     def value(self, mix, cpus):
         """Sum of the members' predicted normalised performance (0 if empty).

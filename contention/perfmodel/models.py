@@ -26,6 +26,7 @@ included"), reported as mean absolute error.
 
 import dataclasses
 import itertools
+import warnings
 
 import numpy as np
 from sklearn import ensemble
@@ -226,15 +227,24 @@ class _RoutedForests:
         return _predict(self.forests, self.fallback, X)
 
 
-def _predict(forests, fallback, X):
+def _per_tree(forest, X):
+    """Array (trees, rows): each tree's prediction (the forest's mean)."""
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    return np.stack([t.predict(X, check_input=False).reshape(len(X))
+                     for t in forest.estimators_])
+
+
+def _predict(forests, fallback, X, spread=False):
     """Performance (through :func:`performance_from`) and the rest.
 
     Rows with ``mf_small_llc`` go to ``forests``, the others (and every
-    row when ``forests`` is None) to ``fallback``.
+    row when ``forests`` is None) to ``fallback``. With ``spread``, also
+    the per-row spread of the trees (:func:`_spread`), as (Y, spread).
     """
     X = np.asarray(X, float)
     known = _known(X) if forests else np.zeros(len(X), dtype=bool)
     Y = np.zeros((len(X), len(features.TARGET_NAMES)))
+    S = np.zeros(len(X))
     for rows, trees, cols in ((known, forests, X.shape[1]),
                               (~known, fallback, _COUNTERS)):
         if rows.any():
@@ -243,10 +253,95 @@ def _predict(forests, fallback, X):
                                  'profiles %s mf_small_llc' % (
                                      'with' if cols == X.shape[1]
                                      else 'without'))
-            Y[rows] = np.column_stack([f.predict(X[rows][:, :cols])
-                                       for f in trees])
+            sub = X[rows][:, :cols]
+            if not spread:
+                Y[rows] = np.column_stack([f.predict(sub) for f in trees])
+                continue
+            each = [_per_tree(f, sub) for f in trees]
+            Y[rows] = np.column_stack([e.mean(axis=0) for e in each])
+            S[rows] = _spread(X[rows], each)
     Y[:, 0] = performance_from(X, Y[:, 0])
-    return Y
+    return (Y, S) if spread else Y
+
+
+def _spread(X, each):
+    """The larger of the two outputs' tree spreads (standard deviations).
+
+    The performance trees' predictions are mapped back to performance
+    (:func:`performance_from`) first, so a latency service near
+    saturation, whose performance is steep in the stretch, shows the
+    spread it has where the weigher reads it.
+    """
+    perf = np.stack([np.clip(performance_from(X, t), 0.0, 1.0)
+                     for t in each[0]])
+    return np.maximum(perf.std(axis=0), each[1].std(axis=0))
+
+
+@dataclasses.dataclass(frozen=True)
+class Domain:
+    """The range of every feature over the training rows.
+
+    ``low`` and ``high`` follow FEATURE_NAMES (NaN where no training row
+    had the feature). A forest answers a row beyond this range with the
+    leaf at the edge, as sure of itself as inside it, so its spread alone
+    cannot tell that it is out of its depth (tree ensembles do not
+    extrapolate); :meth:`excess` measures how far out a row is.
+    """
+
+    low: tuple
+    high: tuple
+
+    @classmethod
+    def of(cls, X):
+        X = np.asarray(X, float)
+        with warnings.catch_warnings():
+            # a column no row has (all NaN) gives NaN, and says so
+            warnings.simplefilter('ignore', RuntimeWarning)
+            low, high = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+        return cls(tuple(float(v) for v in low),
+                   tuple(float(v) for v in high))
+
+    def excess(self, X):
+        """(excess, feature index) per row.
+
+        ``excess``: how far the row lies outside the training range, in
+        units of that range's width, for its worst feature (0 inside).
+        Features that were constant in training are skipped (no split can
+        read them, so the prediction does not depend on them), as are a
+        row's NaN features (a profile without ``mf_small_llc``).
+        """
+        X = np.asarray(X, float)
+        low, high = np.asarray(self.low), np.asarray(self.high)
+        span = high - low
+        used = np.isfinite(span) & (span > 0)
+        if not used.any() or not len(X):
+            return np.zeros(len(X)), np.full(len(X), -1)
+        with np.errstate(invalid='ignore'):
+            out = np.maximum(low[used] - X[:, used], X[:, used] - high[used])
+            out = np.where(np.isnan(out), 0.0, np.maximum(out, 0.0))
+        ratio = out / span[used]
+        worst = ratio.argmax(axis=1)
+        return (ratio[np.arange(len(X)), worst],
+                np.flatnonzero(used)[worst])
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+    """Predictions with what the model knows about their reliability.
+
+    ``values``: (n, 2) performance and co-runner slowdown, as
+    :meth:`InterferenceModel.predict`; ``spread``: per row, the larger
+    standard deviation of the two outputs over the forests' trees;
+    ``excess`` and ``feature``: per row, how far outside the training
+    range it lies and on which feature (:meth:`Domain.excess`; 0 and -1
+    when the model has no domain). :mod:`contention.perfmodel.confidence`
+    turns them into "sure" or a reason.
+    """
+
+    values: np.ndarray
+    spread: np.ndarray
+    excess: np.ndarray
+    feature: np.ndarray
 
 
 class InterferenceModel:
@@ -283,6 +378,8 @@ class InterferenceModel:
         self.fallback_forests_ = None
         self.cv_ = None
         self.summary_ = {}
+        #: The training rows' :class:`Domain` (None: unknown).
+        self.domain_ = None
 
     def _pair(self):
         return _PerOutputForests(
@@ -305,6 +402,7 @@ class InterferenceModel:
         routed = self._make().fit(X, Y)
         self.forests_, self.fallback_forests_ = routed.forests, \
             routed.fallback
+        self.domain_ = Domain.of(X)
         self.summary_ = {'samples': int(X.shape[0]),
                          'samples_with_mf_small_llc': int(_known(X).sum())}
         if groups is not None:
@@ -335,6 +433,25 @@ class InterferenceModel:
             X = X.reshape(1, -1)
         return np.clip(_predict(self.forests_, self.fallback_forests_, X),
                        0.0, 1.0)
+
+    def predict_confident(self, X):
+        """A :class:`Prediction`: :meth:`predict` with spread and domain.
+
+        The same values as :meth:`predict` (the trees' mean), from the same
+        tree walks, so knowing the spread costs little more.
+        """
+        if self.forests_ is None and self.fallback_forests_ is None:
+            raise ValueError('the interference model is not trained')
+        X = np.asarray(X, float)
+        if X.ndim == 1:
+            X = X.reshape(1, -1)
+        Y, spread = _predict(self.forests_, self.fallback_forests_, X,
+                             spread=True)
+        if self.domain_ is None:
+            excess, feature = np.zeros(len(X)), np.full(len(X), -1)
+        else:
+            excess, feature = self.domain_.excess(X)
+        return Prediction(np.clip(Y, 0.0, 1.0), spread, excess, feature)
 
 
 class PlacementVectorModel:

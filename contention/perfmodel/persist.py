@@ -11,6 +11,9 @@ arbitrary code the way a pickle can. It holds a plain dictionary:
 * ``feature_names`` and ``target_names``: checked against this code's;
 * ``summary``: what it was trained on (source, samples, workloads, date);
 * ``cv_mae``: the measured per-workload leave-one-out error;
+* the interference model's training ``domain`` (per-feature low and
+  high, :class:`contention.perfmodel.models.Domain`; absent from files
+  written before it, which then judge confidence by spread alone);
 * the forests (the interference model's: one per output, in
   ``target_names`` order, for profiles with ``mf_small_llc`` (possibly
   none) and ``fallback_forests`` for profiles without it; a file with the
@@ -20,18 +23,23 @@ arbitrary code the way a pickle can. It holds a plain dictionary:
   performance and is refused with "retrain"); for the placement-vector model
   its placement labels and chosen input pair.
 
-:func:`load` raises :class:`ModelFileError` saying what is wrong and where
-for a missing file, a file that is not a skops archive, an archive with
-other types in it, another kind, or another schema version.
+:func:`load` raises :class:`ModelFileError` (and nothing else) saying what
+is wrong and where for a missing file, a file that is not a skops
+archive, an archive with other types in it, another kind, another schema
+version, a malformed dictionary, or a forest whose trees are not
+structurally sound (:mod:`contention.perfmodel.forest_check`: a crafted
+tree could otherwise make scikit-learn read out of bounds and crash the
+process that predicts with it).
 """
 
 import dataclasses
+import math
 import os
-import zipfile
 
 import skops.io as sio
 
 from contention.perfmodel import features
+from contention.perfmodel import forest_check
 from contention.perfmodel import models
 
 FORMAT = 'contention-aware-placement model'
@@ -86,7 +94,10 @@ def save(bundle, path):
             'fallback_forests': list(im.fallback_forests_ or ()),
             'cv': _cv_dict(im.cv_),
             'performance_target': im.PERFORMANCE_TARGET,
-            'summary': dict(im.summary_)},
+            'summary': dict(im.summary_),
+            'domain': None if im.domain_ is None else {
+                'low': [float(v) for v in im.domain_.low],
+                'high': [float(v) for v in im.domain_.high]}},
         'placement_vector': None,
     }
     pv = bundle.placement_vector
@@ -115,7 +126,7 @@ def load(path):
                              % (path, exc.strerror or exc)) from None
     try:
         untrusted = sio.get_untrusted_types(data=raw)
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except Exception as exc:   # zip, JSON or skops schema errors alike
         raise ModelFileError('model file %s is not a contention model '
                              '(not a skops archive: %s)' % (path, exc)) \
             from None
@@ -128,7 +139,38 @@ def load(path):
     except Exception as exc:
         raise ModelFileError('model file %s cannot be loaded: %s'
                              % (path, exc)) from None
-    return _bundle_from(data, path)
+    try:
+        return _bundle_from(data, path)
+    except ModelFileError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError,
+            IndexError) as exc:
+        raise ModelFileError('model file %s is malformed: %s: %s'
+                             % (path, type(exc).__name__, exc)) from None
+
+
+def _checked(forest, path, what, n_features, n_outputs=1):
+    try:
+        forest_check.check_forest(forest, n_features, n_outputs)
+    except ValueError as exc:
+        raise ModelFileError('model file %s: its %s is unsound: %s'
+                             % (path, what, exc)) from None
+    return forest
+
+
+def _domain_from(part, path):
+    """The training domain of a file (None in files from before it)."""
+    if part is None:
+        return None
+    width = len(features.FEATURE_NAMES)
+    low, high = list(part['low']), list(part['high'])
+    if len(low) != width or len(high) != width or not all(
+            isinstance(v, float) and v != math.inf and v != -math.inf
+            for v in low + high):
+        raise ModelFileError('model file %s: its training domain is not %d '
+                             'finite (or NaN) lows and highs'
+                             % (path, width))
+    return models.Domain(tuple(low), tuple(high))
 
 
 def _bundle_from(data, path):
@@ -173,20 +215,27 @@ def _bundle_from(data, path):
                                  'one per output (%d)'
                                  % (path, len(forests), key.replace('_', ' '),
                                     len(features.TARGET_NAMES)))
-        for forest in forests:
-            if getattr(forest, 'n_features_in_', None) != width:
-                raise ModelFileError('model file %s: its interference %s '
-                                     'do not take %d features'
-                                     % (path, key.replace('_', ' '), width))
+        for i, forest in enumerate(forests):
+            _checked(forest, path, 'interference %s %d (%s)' % (
+                key.replace('_', ' '), i, features.TARGET_NAMES[i]), width)
         setattr(im, key + '_', forests)
+    im.domain_ = _domain_from(part.get('domain'), path)
     pv = None
     part = data.get('placement_vector')
     if part is not None:
         pv = models.PlacementVectorModel(**part['params'])
-        pv.forest_ = part['forest']
+        pv.placements_ = tuple(str(p) for p in part['placements'])
+        pv.forest_ = _checked(part['forest'], path,
+                              'placement-vector forest', 2,
+                              len(pv.placements_))
         pv.cv_ = _cv_from(part['cv'])
-        pv.placements_ = tuple(part['placements'])
         pv.inputs_ = tuple(int(i) for i in part['inputs'])
+        if len(pv.inputs_) != 2 or not all(
+                0 <= i < len(pv.placements_) for i in pv.inputs_):
+            raise ModelFileError('model file %s: placement-vector inputs %s '
+                                 'are not two of its %d placements'
+                                 % (path, list(pv.inputs_),
+                                    len(pv.placements_)))
         pv.pair_errors_ = {(int(a), int(b)): float(e)
                            for a, b, e in part['pair_errors']}
     return ModelBundle(interference=im, placement_vector=pv,

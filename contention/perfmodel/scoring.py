@@ -13,8 +13,10 @@ A host's score is::
         + corunner_weight * (1 - predicted co-runner slowdown)
 
 both predictions in 0-1, so the score is in 0-1 too: 1 means "the
-instance runs unhindered and hurts no one". Hosts without a landing cell
-state (no fresh telemetry) get ``neutral``.
+instance runs unhindered and hurts no one" (:func:`combine`, the one
+place the formula lives). Hosts without a landing cell state (no fresh
+telemetry), with unusable telemetry, or on which the model is unsure
+(:mod:`contention.perfmodel.confidence`) get ``neutral``.
 """
 
 import dataclasses
@@ -22,6 +24,7 @@ from typing import Optional
 
 import numpy as np
 
+from contention.perfmodel import confidence
 from contention.perfmodel import features
 
 DEFAULT_CORUNNER_WEIGHT = 0.3
@@ -38,6 +41,12 @@ class HostScore:
     slowdown: Optional[float] = None
     #: Why the score is neutral, when it is.
     neutral_reason: Optional[str] = None
+    #: The prediction's tree spread and domain excess
+    #: (:mod:`contention.perfmodel.confidence`), when the model was asked.
+    spread: Optional[float] = None
+    excess: Optional[float] = None
+    #: True when the model answered but was unsure (the score is neutral).
+    abstained: bool = False
 
     @property
     def neutral(self):
@@ -45,18 +54,35 @@ class HostScore:
 
 
 def combine(performance, slowdown, corunner_weight=DEFAULT_CORUNNER_WEIGHT):
-    """The 0-1 score from the two predictions (see the module doc)."""
+    """The 0-1 scores from the two predictions (arrays; see the module doc)."""
     w = corunner_weight
-    return float(np.clip((1.0 - w) * performance + w * (1.0 - slowdown),
-                         0.0, 1.0))
+    return np.clip((1.0 - w) * np.asarray(performance, float)
+                   + w * (1.0 - np.asarray(slowdown, float)), 0.0, 1.0)
+
+
+def _row(profile, cell):
+    """(feature row, None) or (None, why the cell cannot be scored)."""
+    try:
+        row = features.feature_row(profile, cell)
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        return None, 'unusable telemetry: %s' % exc
+    problem = features.row_problem(row)
+    if problem:
+        return None, 'unusable telemetry: %s' % problem
+    return row, None
 
 
 def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
-                neutral=DEFAULT_NEUTRAL):
+                neutral=DEFAULT_NEUTRAL, limits=confidence.Limits()):
     """{host: HostScore} with one batched prediction.
 
     Hosts whose landing cells are in the same state share one row of the
-    batch (idle hosts of one hardware type usually do).
+    batch (idle hosts of one hardware type usually do). A host gets the
+    neutral score, with the reason, when it has no cell state, when its
+    stored telemetry gives an unusable feature (an infinity, a value
+    beyond float32: that host only, never an exception), or when the
+    model is unsure of it (:func:`confidence.judge` with ``limits``;
+    ``abstained`` is then set).
 
     :param model: an InterferenceModel, or None (every host neutral).
     :param profile: the arriving instance's InstanceProfile.
@@ -66,30 +92,40 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
     result = {}
     rows, row_of, judged = [], {}, []
     for host, cell in cells.items():
-        if isinstance(cell, features.CellState):
-            if model is None:
-                result[host] = HostScore(host, neutral,
-                                         neutral_reason='no model')
-                continue
-            index = row_of.get(cell)
-            if index is None:
-                index = row_of[cell] = len(rows)
-                rows.append(features.feature_row(profile, cell))
-            judged.append((host, index))
-        else:
+        if not isinstance(cell, features.CellState):
             result[host] = HostScore(host, neutral,
                                      neutral_reason=str(cell or 'unknown'))
-    if rows:
-        predictions = model.predict(np.asarray(rows, float))
-        w = corunner_weight
-        combined = np.clip((1.0 - w) * predictions[:, 0]
-                           + w * (1.0 - predictions[:, 1]), 0.0, 1.0)
-        perf = predictions[:, 0].tolist()
-        slow = predictions[:, 1].tolist()
-        combined = combined.tolist()
-        for host, i in judged:
-            result[host] = HostScore(host, combined[i], performance=perf[i],
-                                     slowdown=slow[i])
+            continue
+        if model is None:
+            result[host] = HostScore(host, neutral, neutral_reason='no model')
+            continue
+        index = row_of.get(cell)
+        if index is None:
+            row, problem = _row(profile, cell)
+            index = row_of[cell] = problem if problem else len(rows)
+            if row is not None:
+                rows.append(row)
+        if isinstance(index, str):
+            result[host] = HostScore(host, neutral, neutral_reason=index)
+        else:
+            judged.append((host, index))
+    if not rows:
+        return result
+    prediction = model.predict_confident(np.asarray(rows, float))
+    reasons = confidence.judge(prediction, limits)
+    perf = prediction.values[:, 0].tolist()
+    slow = prediction.values[:, 1].tolist()
+    combined = combine(prediction.values[:, 0], prediction.values[:, 1],
+                       corunner_weight).tolist()
+    spread = prediction.spread.tolist()
+    excess = prediction.excess.tolist()
+    for host, i in judged:
+        unsure = reasons[i]
+        result[host] = HostScore(
+            host, neutral if unsure else combined[i], performance=perf[i],
+            slowdown=slow[i], spread=spread[i], excess=excess[i],
+            neutral_reason=unsure and 'model unsure: %s' % unsure,
+            abstained=bool(unsure))
     return result
 
 

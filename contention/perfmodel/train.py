@@ -1,11 +1,13 @@
 """Train a placement-model bundle: the one place that does it.
 
 ``contention-train``, the ``contention_weigher`` simulator policy, the
-benchmarks and the demo all train through :func:`train_bundle`, and, for
-a simulator scenario, :func:`train_from_sim`::
+benchmarks and the demo all train through :func:`train_bundle`; for a
+simulator scenario the simulator wraps it
+(:func:`contention.sim.training.train_from_sim`: the simulator sits above
+the model, so the model never names it)::
 
-    from contention.perfmodel import train
-    bundle, report = train.train_from_sim('ahn-wl1')      # ~seconds
+    from contention.sim import training
+    bundle, report = training.train_from_sim('ahn-wl1')   # ~seconds
     train.save(bundle, '/tmp/ahn.model')                  # or use it:
     bundle.interference.predict(...)
 
@@ -94,84 +96,4 @@ def train_bundle(data, sim_parts=None, estimators=DEFAULT_ESTIMATORS,
               'cv_per_output': cv.per_output if cv else None,
               'cv_per_workload': cv.per_workload if cv else None,
               'placement_vector_cv_mae': pv.cv_.mae if pv else None}
-    return bundle, report
-
-
-def sim_dataset(scenario, samples_per_workload=DEFAULT_SAMPLES, seed=0,
-                libraries=(), synthetic=DEFAULT_SYNTHETIC,
-                synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES,
-                copies_samples=0):
-    """(Dataset, (topology, workloads, source)) from a simulator scenario.
-
-    ``scenario``: a shipped name, a YAML path or a loaded Scenario.
-    ``libraries``: the simulator's shipped profile libraries (names or
-    ``'all'``) whose profiles train beside the scenario's own, on the
-    scenario's hardware (as subjects and as co-runners); the
-    cross-validated error stays about the scenario's own workloads
-    (``Dataset.evaluate``).
-    ``synthetic``: seeded synthetic simulator profiles added as training
-    subjects (``synthetic_samples`` landings each, beside the named
-    workloads as co-runners); never held out, and the named workloads'
-    rows are the same with or without them. The returned parts hold the
-    named workloads only.
-    ``copies_samples``: landings of each named workload beside copies of
-    one workload (:func:`datasets.interference_dataset`), for a model
-    that values whole socket mixes (:mod:`contention.perfmodel.mixes`).
-    """
-    kwargs = {}
-    if libraries:
-        kwargs['libraries'] = libraries
-    if synthetic:
-        kwargs.update(synthetic=synthetic, synthetic_seed=seed)
-    topology, workloads, source = datasets.simulator_source(scenario,
-                                                            **kwargs)
-    extra_names = getattr(source, 'synthetic', frozenset())
-    named = [w for w in workloads if w.name not in extra_names]
-    extra = [w for w in workloads if w.name in extra_names]
-    name = getattr(scenario, 'name', scenario)
-    label = 'sim:%s' % name
-    if libraries:
-        label += '+%s' % ','.join(libraries)
-    data = datasets.interference_dataset(
-        source, topology, named,
-        samples_per_workload=samples_per_workload, seed=seed,
-        label=label, extra=extra, extra_samples=synthetic_samples,
-        copies_samples=copies_samples)
-    data.synthetic = sorted(w.name for w in extra)
-    own = getattr(source, 'own', None)
-    if (libraries or extra) and own is not None:
-        data.evaluate = sorted(set(own) & set(data.groups))
-    return data, (topology, named, source)
-
-
-def train_from_sim(scenario, estimators=DEFAULT_ESTIMATORS,
-                   samples_per_workload=DEFAULT_SAMPLES,
-                   pv_estimators=DEFAULT_PV_ESTIMATORS, seed=0,
-                   cross_validate=True, libraries=(),
-                   synthetic=DEFAULT_SYNTHETIC,
-                   synthetic_samples=DEFAULT_SYNTHETIC_SAMPLES,
-                   copies_samples=0):
-    """(ModelBundle, report) trained from a simulator scenario.
-
-    The quickest way to a model for a scenario (the demo, the
-    ``contention_weigher`` policy): ``train_from_sim(name, **QUICK,
-    cross_validate=False)`` takes a few seconds. Figures in ``report`` are
-    simulated; ``report['workloads']`` maps each workload (profile name)
-    to the MPKI, MF, IPC, CPU utilisation, vCPUs and small-LLC MF its
-    synthetic counters show alone, and whether it is a latency service.
-    """
-    data, parts = sim_dataset(scenario, samples_per_workload, seed,
-                              libraries=libraries, synthetic=synthetic,
-                              synthetic_samples=synthetic_samples,
-                              copies_samples=copies_samples)
-    bundle, report = train_bundle(data, parts, estimators=estimators,
-                                  pv_estimators=pv_estimators,
-                                  cross_validate=cross_validate)
-    report['workloads'] = {
-        w.name: {'mpki': w.profile.mpki, 'mf': w.profile.mf,
-                 'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus,
-                 'cpu_util': w.profile.cpu_util,
-                 'latency': w.profile.latency,
-                 'mf_small_llc': w.profile.mf_small_llc}
-        for w in parts[1]}
     return bundle, report

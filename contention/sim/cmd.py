@@ -20,6 +20,7 @@ labelled so.
 
 import argparse
 import collections
+from importlib import metadata
 import json
 import sys
 
@@ -30,13 +31,32 @@ from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 
 LABEL = '[simulated]'
+#: The policy every evaluation is compared with unless told otherwise:
+#: nothing moves, so the gain printed is the policy's own.
+BASELINE = 'none'
+
+
+def policy_names():
+    """The installed policies' names, without importing any of them.
+
+    They are the ``contention.sim.policies`` entry points.
+    """
+    return sorted({ep.name for ep in metadata.entry_points(
+        group=simulator.POLICY_NAMESPACE)})
 
 
 def _add_evaluate(parser):
     parser.add_argument('--scenario', required=True,
-                        help='shipped scenario name or YAML file path')
+                        help='shipped scenario name (contention-sim '
+                             'scenarios) or YAML file path')
     parser.add_argument('--policy', required=True,
-                        help='policy name (contention.sim.policies)')
+                        help='policy name, one of: %s'
+                             % ', '.join(policy_names()))
+    parser.add_argument('--baseline', default=BASELINE, metavar='POLICY',
+                        help='also run the scenario under this policy, same '
+                             'seed and epochs, and print the difference '
+                             '(default: %(default)s, nothing moves; an empty '
+                             'string skips it)')
     parser.add_argument('--epochs', type=int, default=None,
                         help='epochs to run (default: the scenario\'s)')
     parser.add_argument('--seed', type=int, default=None,
@@ -109,6 +129,23 @@ def policy_args(pairs):
     return params
 
 
+def format_comparison(result, baseline):
+    """Lines comparing ``result`` with the same run under ``baseline``."""
+    def pct(new, old):
+        return '%+.1f %%' % (100.0 * (new - old) / old) if old else 'n/a'
+    return '\n'.join([
+        'against the baseline %s (policy %s, same seed and epochs):'
+        % (LABEL, baseline.policy),
+        '  normalised performance, mean     %.3f -> %.3f (%s)'
+        % (baseline.perf_mean, result.perf_mean,
+           pct(result.perf_mean, baseline.perf_mean)),
+        '  normalised performance, minimum  %.3f -> %.3f (%s)'
+        % (baseline.perf_min, result.perf_min,
+           pct(result.perf_min, baseline.perf_min)),
+        '  degradation spread (max - min)   %.3f -> %.3f'
+        % (baseline.degradation_spread, result.degradation_spread)])
+
+
 def _run_evaluate(args):
     policy = args.policy
     params = policy_args(args.policy_arg)
@@ -119,10 +156,20 @@ def _run_evaluate(args):
             raise ValueError('policy %s: %s' % (args.policy, exc))
     result = simulator.run(args.scenario, policy, epochs=args.epochs,
                            seed=args.seed, placement_policy=args.placement)
+    baseline = None
+    if args.baseline and args.baseline != args.policy:
+        baseline = simulator.run(args.scenario, args.baseline,
+                                 epochs=result.epochs, seed=result.seed,
+                                 placement_policy=args.placement)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, sort_keys=True))
+        data = result.to_dict()
+        if baseline is not None:
+            data['baseline'] = baseline.to_dict()
+        print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(format_result(result))
+        if baseline is not None:
+            print('\n' + format_comparison(result, baseline))
     return 0
 
 

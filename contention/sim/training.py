@@ -1,8 +1,10 @@
 """The simulator as a source of training data for the placement models.
 
-``contention.perfmodel.datasets.simulator_source`` calls
-:func:`training_source` (the hook it names in ``SIMULATOR_HOOK``), which
-returns, for a scenario:
+Training from the simulator is a simulator feature: the simulator sits
+above the performance model and calls it (:func:`sim_dataset`,
+:func:`train_from_sim`, through
+:func:`contention.perfmodel.train.train_bundle`); the model never names
+the simulator. :func:`training_source` returns, for a scenario:
 
 * the :class:`~contention.topology.HostTopology` of the scenario's main
   hardware class (the class most of its hosts have; the first on a tie),
@@ -53,8 +55,8 @@ simulated counterpart of a microbenchmark suite: they add trial subjects
 that fill the profile space between the few named workloads. They are
 never held out or scored, and never chosen as co-runners.
 
-contention.sim imports from contention.perfmodel only the ``datasets``
-dataclasses it must return (lazily), so the dependency stays one-way.
+contention.sim imports contention.perfmodel, never the other way round
+(``tests/unit/contention/sim/test_training.py`` checks it).
 """
 
 import collections
@@ -63,6 +65,9 @@ import os
 
 import numpy as np
 
+from contention.perfmodel import datasets
+from contention.perfmodel import features
+from contention.perfmodel import train
 from contention.sim import counters as counters_mod
 from contention.sim import hardware
 from contention.sim import scenario as scenario_mod
@@ -243,7 +248,6 @@ class SimulatorPerformance(object):
 
     @functools.lru_cache(maxsize=4096)
     def _answer(self, trial):
-        from contention.perfmodel import datasets
         prof = self._profile(trial.workload)
         if not trial.nodes:
             raise ValueError('trial for %r names no NUMA node'
@@ -349,8 +353,6 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     ``synthetic_seed``) to add as training subjects; the source's
     ``synthetic`` attribute names them.
     """
-    from contention.perfmodel import datasets
-    from contention.perfmodel import features
     scen = (scenario if isinstance(scenario, scenario_mod.Scenario)
             else scenario_mod.load(scenario))
     _, hw = main_hardware(scen)
@@ -375,3 +377,82 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
             latency=prof.metric == 'latency',
             mf_small_llc=min(1.0, max(0.0, small)))))
     return source.host.topology, workloads, source
+
+
+def sim_dataset(scenario, samples_per_workload=train.DEFAULT_SAMPLES, seed=0,
+                libraries=(), synthetic=train.DEFAULT_SYNTHETIC,
+                synthetic_samples=train.DEFAULT_SYNTHETIC_SAMPLES,
+                copies_samples=0):
+    """(Dataset, (topology, workloads, source)) from a simulator scenario.
+
+    ``scenario``: a shipped name, a YAML path or a loaded Scenario.
+    ``libraries``: the simulator's shipped profile libraries (names or
+    ``'all'``) whose profiles train beside the scenario's own, on the
+    scenario's hardware (as subjects and as co-runners); the
+    cross-validated error stays about the scenario's own workloads
+    (``Dataset.evaluate``).
+    ``synthetic``: seeded synthetic simulator profiles added as training
+    subjects (``synthetic_samples`` landings each, beside the named
+    workloads as co-runners); never held out, and the named workloads'
+    rows are the same with or without them. The returned parts hold the
+    named workloads only.
+    ``copies_samples``: landings of each named workload beside copies of
+    one workload (:func:`contention.perfmodel.datasets.interference_dataset`), for a model
+    that values whole socket mixes (:mod:`contention.perfmodel.mixes`).
+    """
+    kwargs = {}
+    if libraries:
+        kwargs['libraries'] = libraries
+    if synthetic:
+        kwargs.update(synthetic=synthetic, synthetic_seed=seed)
+    topology, workloads, source = training_source(scenario, **kwargs)
+    extra_names = getattr(source, 'synthetic', frozenset())
+    named = [w for w in workloads if w.name not in extra_names]
+    extra = [w for w in workloads if w.name in extra_names]
+    name = getattr(scenario, 'name', scenario)
+    label = 'sim:%s' % name
+    if libraries:
+        label += '+%s' % ','.join(libraries)
+    data = datasets.interference_dataset(
+        source, topology, named,
+        samples_per_workload=samples_per_workload, seed=seed,
+        label=label, extra=extra, extra_samples=synthetic_samples,
+        copies_samples=copies_samples)
+    data.synthetic = sorted(w.name for w in extra)
+    own = getattr(source, 'own', None)
+    if (libraries or extra) and own is not None:
+        data.evaluate = sorted(set(own) & set(data.groups))
+    return data, (topology, named, source)
+
+
+def train_from_sim(scenario, estimators=train.DEFAULT_ESTIMATORS,
+                   samples_per_workload=train.DEFAULT_SAMPLES,
+                   pv_estimators=train.DEFAULT_PV_ESTIMATORS, seed=0,
+                   cross_validate=True, libraries=(),
+                   synthetic=train.DEFAULT_SYNTHETIC,
+                   synthetic_samples=train.DEFAULT_SYNTHETIC_SAMPLES,
+                   copies_samples=0):
+    """(ModelBundle, report) trained from a simulator scenario.
+
+    The quickest way to a model for a scenario (the demo, the
+    ``contention_weigher`` policy): ``train_from_sim(name, **train.QUICK,
+    cross_validate=False)`` takes a few seconds. Figures in ``report`` are
+    simulated; ``report['workloads']`` maps each workload (profile name)
+    to the MPKI, MF, IPC, CPU utilisation, vCPUs and small-LLC MF its
+    synthetic counters show alone, and whether it is a latency service.
+    """
+    data, parts = sim_dataset(scenario, samples_per_workload, seed,
+                              libraries=libraries, synthetic=synthetic,
+                              synthetic_samples=synthetic_samples,
+                              copies_samples=copies_samples)
+    bundle, report = train.train_bundle(data, parts, estimators=estimators,
+                                        pv_estimators=pv_estimators,
+                                        cross_validate=cross_validate)
+    report['workloads'] = {
+        w.name: {'mpki': w.profile.mpki, 'mf': w.profile.mf,
+                 'ipc': w.profile.ipc, 'vcpus': w.profile.vcpus,
+                 'cpu_util': w.profile.cpu_util,
+                 'latency': w.profile.latency,
+                 'mf_small_llc': w.profile.mf_small_llc}
+        for w in parts[1]}
+    return bundle, report

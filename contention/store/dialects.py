@@ -87,10 +87,6 @@ def _cached(key, build):
     return stmt
 
 
-def has_returning(conn):
-    return conn.dialect.name in _ON_CONFLICT
-
-
 def insert_new_reports(conn, table, rows):
     """Insert rows whose (host, timestamp) is not stored yet.
 
@@ -183,7 +179,7 @@ PROFILE_METRICS = ('mpki', 'mf', 'ipc', 'mf_small_llc')
 _PROFILE_STATEMENTS = {}
 
 
-def update_profiles(conn, table, rows):
+def update_profiles(conn, table, rows, keys=('image_id',)):
     """Fold one batch into images' exponentially weighted means.
 
     Each row holds what a new profile would hold (image_id, the means,
@@ -194,21 +190,23 @@ def update_profiles(conn, table, rows):
     add up; the Merlin class is the latest known. Atomic per row, so two
     collectors updating one image both count.
 
-    One statement, compiled once per dialect and run for every row.
+    ``keys`` are the table's primary key columns (the image, or the image
+    and the host). One statement, compiled once per dialect and table and
+    run for every row.
     """
     if not rows:
         return
     name = conn.dialect.name
-    stmt = _PROFILE_STATEMENTS.get(name)
+    stmt = _PROFILE_STATEMENTS.get((name, table.name))
     if stmt is None:
-        stmt = _PROFILE_STATEMENTS[name] = _profile_statement(name, table)
+        stmt = _PROFILE_STATEMENTS[(name, table.name)] = _profile_statement(
+            name, table, keys)
     conn.execute(stmt, rows)
 
 
-def _profile_statement(name, table):
-    values = {c: sa.bindparam(c) for c in (
-        'image_id', 'merlin_class', 'samples', 'updated_at')
-        + PROFILE_METRICS}
+def _profile_statement(name, table, keys):
+    values = {c: sa.bindparam(c) for c in tuple(keys) + (
+        'merlin_class', 'samples', 'updated_at') + PROFILE_METRICS}
     if name in _ON_CONFLICT:
         stmt = _ON_CONFLICT[name](table).values(values)
         new = stmt.excluded
@@ -228,6 +226,30 @@ def _profile_statement(name, table):
              ('samples', table.c.samples + new.samples),
              ('updated_at', new.updated_at)]
     if name in _ON_CONFLICT:
-        return stmt.on_conflict_do_update(index_elements=['image_id'],
+        return stmt.on_conflict_do_update(index_elements=list(keys),
                                           set_=dict(sets))
     return stmt.on_duplicate_key_update(sets)
+
+
+def replace_rows(conn, table, rows, keys):
+    """Insert ``rows``, overwriting the rows with the same ``keys``.
+
+    One statement per row set (``ON CONFLICT DO UPDATE`` / ``ON DUPLICATE
+    KEY UPDATE``), so two collectors rewriting one row cannot both insert
+    it: the second overwrites the first's, where a DELETE then INSERT made
+    the second fail on the primary key.
+    """
+    if not rows:
+        return
+    names = list(rows[0])
+    name = conn.dialect.name
+    if name in _ON_CONFLICT:
+        stmt = _ON_CONFLICT[name](table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=list(keys),
+            set_={n: stmt.excluded[n] for n in names if n not in keys})
+    else:
+        stmt = mysql.insert(table)
+        stmt = stmt.on_duplicate_key_update(
+            [(n, stmt.inserted[n]) for n in names if n not in keys])
+    conn.execute(stmt, rows)

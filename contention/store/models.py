@@ -16,7 +16,10 @@ unit test compares the two so they cannot drift.
   by digest: hosts of one hardware model share one row.
 * ``instance_samples``: one row per instance per stored report, the
   normalised columns that history queries and training filter on.
-* ``image_profiles``: exponentially weighted means per Glance image.
+* ``image_profiles``: per Glance image, the median over its recent hosts
+  of ``image_host_profiles``.
+* ``image_host_profiles``: exponentially weighted means per image and
+  host.
 * ``ingestion_counters``: name -> count, incremented in the ingest
   transaction.
 * ``moves``: migrations done by Watcher actions (cool-down, repercussion
@@ -95,6 +98,22 @@ image_profiles = sa.Table(
     sa.Column('updated_at', sa.Double(), nullable=False),
     # 0004: MF with a quarter of the LLC (contention.llc_share)
     sa.Column('mf_small_llc', sa.Double(), nullable=True),
+)
+
+#: 0005: each host's rolling means of an image; the image's profile is
+#: their median (contention.store.write), so one host cannot move it.
+image_host_profiles = sa.Table(
+    'image_host_profiles', metadata,
+    sa.Column('image_id', sa.String(255), primary_key=True),
+    sa.Column('host', sa.String(HOST_LEN), primary_key=True),
+    sa.Column('mpki', sa.Double(), nullable=True),
+    sa.Column('mf', sa.Double(), nullable=True),
+    sa.Column('ipc', sa.Double(), nullable=True),
+    sa.Column('mf_small_llc', sa.Double(), nullable=True),
+    sa.Column('merlin_class', sa.String(32), nullable=True),
+    sa.Column('samples', sa.BigInteger(), nullable=False),
+    sa.Column('updated_at', sa.Double(), nullable=False),
+    sa.Index('ix_image_host_profiles_updated_at', 'updated_at'),
 )
 
 ingestion_counters = sa.Table(

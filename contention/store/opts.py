@@ -7,11 +7,12 @@ collector (which writes and enforces retention) and ``contention-status``.
 from oslo_config import cfg
 
 from contention.store import api
+from contention.store import records
 
 GROUP = 'store'
 
 store_opts = [
-    cfg.StrOpt('connection', default=api.DEFAULT_URL, secret=True,
+    cfg.StrOpt('connection', default=records.DEFAULT_URL, secret=True,
                help='SQLAlchemy URL of the telemetry store, e.g. '
                     'postgresql+psycopg2://user:pass@db/contention or '
                     'mysql+pymysql://user:pass@db/contention. The default '
@@ -23,12 +24,12 @@ store_opts = [
     cfg.IntOpt('history_max_rows_per_host', default=10000, min=1,
                help='At most this many reports per host are kept; the '
                     'oldest go first.'),
-    cfg.FloatOpt('profile_alpha', default=api.DEFAULT_PROFILE_ALPHA,
+    cfg.FloatOpt('profile_alpha', default=records.DEFAULT_PROFILE_ALPHA,
                  min=0.001, max=1.0,
                  help='Weight of a new sample in the per-image rolling '
                       'means (about the last 1/alpha samples count).'),
     cfg.FloatOpt('instance_sample_interval',
-                 default=api.DEFAULT_SAMPLE_INTERVAL_S, min=0,
+                 default=records.DEFAULT_SAMPLE_INTERVAL_S, min=0,
                  help='Seconds between the per-instance sample rows stored '
                       'for a host (the instance history that repercussion '
                       'checks read). A report is sampled when its interval '

@@ -264,7 +264,8 @@ def mix_gain(state, legs):
     if before is None or after is None:
         return math.inf
     values = state.mix_values
-    values.prefetch(before + after)
+    if values.unsure(before + after):
+        return math.inf         # the model abstains: nothing to say
     return (sum(values.value(m, c) for m, c in after)
             - sum(values.value(m, c) for m, c in before))
 

@@ -19,7 +19,7 @@ import bisect
 import dataclasses
 
 from contention import cluster
-from contention.store import api as store_api
+from contention import store as store_api
 
 #: Outcome suffixes of ``Move.origin`` for moves that did not end as
 #: planned.

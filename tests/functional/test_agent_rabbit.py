@@ -1,9 +1,9 @@
-"""The agent over the real RabbitMQ on localhost.
+"""The agent over a real RabbitMQ.
 
 Every test uses its own topic (uuid suffix) so that engineers sharing the
-broker never see each other's messages. The broker-restart test stops the
-RabbitMQ application for a few seconds and always starts it again in a
-cleanup.
+machine's broker never see each other's messages. The broker-restart test
+stops a RabbitMQ node it starts itself (:mod:`tests.functional.
+private_broker`), never the machine's.
 """
 
 import io
@@ -24,8 +24,10 @@ from compute_agent import cmd
 from compute_agent import publisher as publisher_mod
 from compute_agent import rpc
 from compute_agent import service
+from contention import agent_rpc
 from contention import report as report_mod
 from tests.functional import agent_base
+from tests.functional import private_broker
 from tests.functional import services
 
 WAIT = 60.0
@@ -57,12 +59,17 @@ def _rabbitmqctl(*args):
 
 class RabbitCase(agent_base.TestDriverCase):
 
+    def broker_url(self):
+        """The shared broker; tests that break theirs start their own."""
+        return services.RABBIT_URL
+
     def setUp(self):
         super().setUp()
         self.topic = 'contention_telemetry_test_%s' % uuid.uuid4().hex[:12]
-        self.conf.set_override('transport_url', services.RABBIT_URL)
+        self.url = self.broker_url()
+        self.conf.set_override('transport_url', self.url)
         self.transport = oslo_messaging.get_notification_transport(
-            self.conf, url=services.RABBIT_URL)
+            self.conf, url=self.url)
         self.addCleanup(self.transport.cleanup)
         self.listener = _Listener()
         # No pool: the listener consumes the topic's default queue, the one
@@ -77,9 +84,10 @@ class RabbitCase(agent_base.TestDriverCase):
         self.addCleanup(server.wait)
         self.addCleanup(server.stop)
 
-    @staticmethod
-    def delete_queues(*names):
+    def delete_queues(self, *names):
         """Leave the shared broker as we found it (queues are named by us)."""
+        if self.url != services.RABBIT_URL:
+            return      # a private node, discarded with its data
         for name in names:
             _rabbitmqctl('delete_queue', name)
 
@@ -136,10 +144,18 @@ class TestOnceCommandPublishes(RabbitCase):
 
 
 class TestBrokerRestart(RabbitCase):
+    """Issue 21 defect 9: the broker stopped is the test's own node."""
 
     OUTAGE_S = 4.0
     INTERVAL_S = 0.5
     BUFFER = 3
+
+    def broker_url(self):
+        why = private_broker.available()
+        if why:
+            self.skipTest(why)
+        self.broker = self.useFixture(private_broker.PrivateRabbit())
+        return self.broker.url
 
     def test_reports_buffered_dropped_and_counted(self):
         self.define()
@@ -159,14 +175,11 @@ class TestBrokerRestart(RabbitCase):
         self.addCleanup(agent.stop)
         received = [self.listener.get()[2]]     # the broker is up
 
-        self.addCleanup(_rabbitmqctl, 'start_app')
-        stopped = _rabbitmqctl('stop_app')
-        self.assertEqual(0, stopped.returncode, stopped.stderr)
+        self.broker.stop_app()
         outage_start = time.time()
         time.sleep(self.OUTAGE_S)
-        started = _rabbitmqctl('start_app')
+        self.broker.start_app()
         outage_end = time.time()
-        self.assertEqual(0, started.returncode, started.stderr)
 
         # Collection went on during the outage, without crashing.
         self.assertTrue(thread.is_alive())
@@ -203,30 +216,44 @@ class TestBrokerRestart(RabbitCase):
                       for e in r.events
                       if e.startswith(publisher_mod.DROPPED_EVENT + ':'))
         self.assertEqual(publisher.dropped_total, counted)
+        print('FAULT broker_restart: %s' % json.dumps({
+            'outage_s': round(outage_end - outage_start, 1),
+            'collected': total, 'delivered': len(received),
+            'dropped_and_counted': publisher.dropped_total,
+            'buffer': self.BUFFER}, sort_keys=True))
 
 
 class TestRpc(RabbitCase):
+
+    def _rpc_transport(self, control_exchange):
+        conf = cfg.ConfigOpts()
+        cmd.register_messaging_opts(conf)
+        conf([])
+        conf.set_override('control_exchange', control_exchange)
+        transport = oslo_messaging.get_rpc_transport(
+            conf, url=self.url,
+            allowed_remote_exmods=['compute_agent.actions'])
+        self.addCleanup(transport.cleanup)
+        return transport
 
     def test_repin_over_the_broker_changes_the_domain(self):
         dom = self.define(vcpus=2)
         agent, local = self.agent()
         agent.run_once()        # the topology the actions check
-        topic = 'contention_agent_test_%s' % uuid.uuid4().hex[:12]
-        self.addCleanup(self.delete_queues, topic, '%s.%s' % (topic,
-                                                              self.host))
-        rpc_transport = oslo_messaging.get_rpc_transport(
-            self.conf, url=services.RABBIT_URL,
-            allowed_remote_exmods=['compute_agent.actions'])
-        self.addCleanup(rpc_transport.cleanup)
-        server = rpc.make_server(rpc_transport, self.host,
+        # The host name is unique to the test: its queue is ours.
+        self.addCleanup(self.delete_queues,
+                        '%s.%s' % (agent_rpc.TOPIC, self.host))
+        # Issue 24: Watcher's applier runs with control_exchange "watcher",
+        # the agent with the default "openstack"; the contract's explicit
+        # exchange makes them meet anyway.
+        server = rpc.make_server(self._rpc_transport('openstack'), self.host,
                                  rpc.AgentEndpoint(local,
-                                                   lambda: agent.latest),
-                                 topic=topic)
+                                                   lambda: agent.latest))
         server.start()
         self.addCleanup(server.wait)
         self.addCleanup(server.stop)
-        client = rpc.AgentClient(rpc_transport, self.host, topic=topic,
-                                 timeout=WAIT)
+        client = agent_rpc.AgentClient(self._rpc_transport('watcher'),
+                                       self.host, timeout=WAIT)
 
         result = client.repin_instance(dom.UUIDString(), cpus='2,4')
         self.assertEqual([2, 4], result['cpus'])
@@ -236,3 +263,19 @@ class TestRpc(RabbitCase):
         self.assertIn('outside the shared', str(exc))
         report = report_mod.HostReport.from_dict(client.get_report())
         self.assertEqual(self.host, report.host)
+
+        # Issue 21 item 4: an anonymous caller gets nothing, and a huge
+        # CPU list is refused at once with a short message.
+        raw = oslo_messaging.get_rpc_client(
+            self._rpc_transport('openstack'), agent_rpc.target(self.host),
+            timeout=WAIT)
+        exc = self.assertRaises(actions.ActionError, raw.call, {},
+                                agent_rpc.GET_REPORT)
+        self.assertIn('holds none of the roles', str(exc))
+        start = time.monotonic()
+        exc = self.assertRaises(actions.ActionError, client.repin_instance,
+                                dom.UUIDString(), cpus='0-10000000')
+        self.assertLess(time.monotonic() - start, 5.0)
+        self.assertIn('beyond this host', str(exc))
+        # The message; oslo.messaging appends the agent's traceback.
+        self.assertLess(len(str(exc).splitlines()[0]), 300)

@@ -2,7 +2,7 @@
 
 from oslotest import base
 
-from contention.store import api
+from contention import store as api
 from tests.functional import services
 from tests.unit.contention.store import reports
 

@@ -20,7 +20,8 @@ from watcher import conf as watcher_conf
 from watcher.tests.functional import base
 from watcher.tests.functional import topology
 
-from contention.store import api as store_api
+from contention import agent_rpc
+from contention import store as store_api
 from tests.unit.contention.store import reports
 from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import actions
@@ -234,8 +235,7 @@ class TestContentionRepinEndToEnd(_EndToEnd):
             agent = self.agents[host] = _Agent(host)
             server = oslo_messaging.get_rpc_server(
                 actions.transport(None),
-                oslo_messaging.Target(topic=actions.AGENT_TOPIC,
-                                      server=host),
+                agent_rpc.target(host),
                 [agent], executor='threading')
             server.start()
             self.addCleanup(server.wait)

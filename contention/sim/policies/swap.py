@@ -25,8 +25,8 @@ those the scenario's profiles declare, as a flavor's
 
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
-from contention.perfmodel import train
 from contention import policy
+from contention.sim import training
 from contention import swap
 from contention.swap import params as params_mod
 
@@ -73,7 +73,7 @@ class _SwapPolicy(policy.Policy):
             self._model = persist.load(self.mix_model).interference
             return
         scen = simulator.scenario
-        bundle, report = train.train_from_sim(
+        bundle, report = training.train_from_sim(
             scen, cross_validate=False, copies_samples=self.copies_samples)
         self._model = bundle.interference
         self._latency = frozenset(

@@ -13,7 +13,7 @@ Where the model comes from, in order: the ``model`` object given to the
 constructor; the file ``model_path`` (``contention-sim evaluate --policy
 contention_weigher --policy-arg model_path=FILE``); otherwise, when the
 policy is bound to a simulator, a small model trained on the spot from
-the simulator's scenario (:func:`contention.perfmodel.train.
+the simulator's scenario (:func:`contention.sim.training.
 train_from_sim` with :data:`~contention.perfmodel.train.QUICK` settings,
 a few seconds; logged, and named in the run's notes).
 
@@ -145,14 +145,29 @@ class ContentionWeigherPolicy(policy.Policy):
         self.profiles = {}
         self.filter_stats = FilterStats()
         self._notes = []
+        #: Host judgements: scored, abstained (model unsure), neutral.
+        self.model_counts = collections.Counter()
 
     @property
     def notes(self):
-        """The run's notes: the model's origin and the filter's account."""
+        """The run's notes: the model's origin and the filter's account.
+
+        And, when the model abstained on some host (it was unsure, see
+        :mod:`contention.perfmodel.confidence`), how often.
+        """
+        notes = list(self._notes)
+        counts = self.model_counts
+        if counts['abstained']:
+            notes.append(
+                'contention_weigher model abstained on %d of %d host '
+                'judgements (neutral score: outside its training data or '
+                'its trees disagree)' % (
+                    counts['abstained'],
+                    counts['abstained'] + counts['scored']))
         if not self.with_filter:
-            return list(self._notes)
+            return notes
         stats = self.filter_stats
-        return self._notes + [
+        return notes + [
             'contention_weigher filter: %d contention:sensitive arrivals '
             '(images: %s); %d candidate hosts rejected as saturated; the '
             'busiest landing node judged had a summed L3 MPKI of %s '
@@ -166,16 +181,18 @@ class ContentionWeigherPolicy(policy.Policy):
 
     def bind(self, simulator):
         self.filter_stats = FilterStats()
+        self.model_counts = collections.Counter()
         if self._model is not None or self.model_path:
             return
         if not self.train_on_bind:
             return
         from contention.perfmodel import train
+        from contention.sim import training
         scen = simulator.scenario
         LOG.info('contention_weigher: no model given; training a quick one '
                  'from scenario %s', scen.name)
-        bundle, report = train.train_from_sim(scen, cross_validate=False,
-                                              **train.QUICK)
+        bundle, report = training.train_from_sim(scen, cross_validate=False,
+                                                 **train.QUICK)
         self._model = bundle.interference
         self.profiles = {
             name: features.InstanceProfile(
@@ -282,8 +299,13 @@ class ContentionWeigherPolicy(policy.Policy):
                 scoring.cells_from_view(view, name), instance.vcpus,
                 numa=self._numa(instance))
             states[name] = cell if cell is not None else 'does not fit'
-        return scoring.score_hosts(self._interference(), profile, states,
-                                   corunner_weight=self.corunner_weight)
+        scores = scoring.score_hosts(self._interference(), profile, states,
+                                     corunner_weight=self.corunner_weight)
+        for score in scores.values():
+            self.model_counts['abstained' if score.abstained else
+                              'scored' if not score.neutral else 'neutral'] \
+                += 1
+        return scores
 
     def place(self, instance, view, candidates, rng):
         if not candidates:

@@ -22,7 +22,7 @@ from nova.tests.functional.libvirt import base
 
 from contention import report
 from contention.perfmodel import persist
-from contention.store import api as store_api
+from contention import store as store_api
 import nova_filters
 from nova_filters import opts
 from tests.functional import services

@@ -19,7 +19,7 @@ from oslo_utils.fixture import uuidsentinel
 
 from contention import report
 from contention.perfmodel import persist
-from contention.store import api as store_api
+from contention import store as store_api
 import nova_filters
 from nova_filters import landing
 from nova_filters import opts
@@ -145,8 +145,8 @@ class TestContentionWeigher(ContentionTestBase):
         self.patch(svc._get_reader().store, 'latest_reports',
                    lambda *a, **k: reads.append(1) or real_read(*a, **k))
         predictions = []
-        real_predict = bundle.interference.predict
-        self.patch(bundle.interference, 'predict',
+        real_predict = bundle.interference.predict_confident
+        self.patch(bundle.interference, 'predict_confident',
                    lambda X: predictions.append(len(X)) or real_predict(X))
         hosts = self.hosts('busy', 'calm', 'other')
         self.weigh(hosts, request())
@@ -173,6 +173,111 @@ class TestContentionWeigher(ContentionTestBase):
         ranked = self.weigh(self.hosts('busy', 'calm'), request())
         self.assertEqual('calm', ranked[0][0])
         self.assertNotEqual(ranked[0][1], ranked[1][1])
+
+    def test_invalid_model_is_loaded_once_per_file_version(self):
+        self.seed()
+        with open(self.model_path, 'w') as f:
+            f.write('not a model')
+        loads = []
+        real_load = persist.load
+        self.patch(persist, 'load',
+                   lambda path: loads.append(path) or real_load(path))
+        for _ in range(3):
+            ranked = self.weigh(self.hosts('busy', 'calm'), request())
+            self.assertEqual({0.5}, {w for _, w in ranked})
+        self.assertEqual(1, len(loads))
+        svc = service.get_service(nova_conf.CONF)
+        self.assertEqual(1, svc.counts['model_load_failures'])
+
+    def test_far_outside_the_training_domain_is_neutral_and_said(self):
+        self.save_model()
+        self.seed()
+        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        # a miss rate ten times anything the model was trained on
+        spec = request(extra_specs={'contention:profile':
+                                    'mpki=400,mf=0.9,ipc=0.4'})
+        ranked = self.weigh(self.hosts('busy', 'calm'), spec)
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        scores = self.weigher.last_scores
+        self.assertTrue(all(s.abstained for s in scores.values()))
+        self.assertIn('outside the training data (mpki',
+                      scores['calm'].neutral_reason)
+        self.assertGreater(scores['calm'].excess, 0.5)
+        self.assertIn('neutral on 2 host(s) where the model is unsure',
+                      log.output)
+        self.assertIn('outside the training data', log.output)
+        svc = service.get_service(nova_conf.CONF)
+        self.assertEqual(2, svc.counts['abstained'])
+        # the limit is the operator's
+        self.flags(max_domain_excess=1e9, max_prediction_spread=1.0,
+                   group='contention')
+        ranked = self.weigh(self.hosts('busy', 'calm'), spec)
+        self.assertFalse(any(s.abstained for s in
+                             self.weigher.last_scores.values()))
+        self.assertEqual(2, svc.counts['scored'])
+
+    def test_in_domain_request_is_scored_not_abstained(self):
+        self.save_model()
+        # within what the model trained on (test_models.trained_bundle:
+        # up to ~25 co-runner MPKI, half the cell's CPUs busy)
+        self.store.ingest([
+            host_report('calm', [CALM, node(1, 0, 0)]),
+            host_report('mid', [node(0, 12, 1), node(1, 12, 1)])])
+        spec = request(extra_specs={'contention:profile':
+                                    'mpki=12,mf=0.6,ipc=0.8'})
+        ranked = self.weigh(self.hosts('mid', 'calm'), spec)
+        scores = self.weigher.last_scores
+        self.assertFalse(any(s.neutral for s in scores.values()))
+        self.assertEqual('calm', ranked[0][0])
+        self.assertLess(scores['calm'].spread, 0.2)
+
+    def test_any_stored_value_is_survived(self):
+        # Values that slipped past the store's validation: each bad host
+        # is neutral with the reason, the good one is still scored, and
+        # nothing leaves Nova's HostWeightHandler.
+        self.save_model()
+        bad = {'inf': dict(mpki_sum=float('inf')),
+               'nan': dict(mpki_sum=float('nan')),
+               'huge': dict(mpki_sum=1e300),       # bandwidth overflows
+               'f32': dict(mpki_sum=1e39),         # beyond float32
+               'bw': dict(mpki_sum=5.0, mem_bw_bps=float('inf')),
+               'neg_inf': dict(mpki_sum=5.0, vcpus=float('-inf'))}
+
+        def reports(hosts):
+            result = {}
+            for name in hosts:
+                fields = dict(dict(instances=1, vcpus=2.0),
+                              **bad.get(name, dict(mpki_sum=3.0)))
+                result[name] = host_report(name, [
+                    report.NodeAggregate(node=0, **fields),
+                    report.NodeAggregate(node=1, **fields)])
+            return result
+        svc = service.get_service(nova_conf.CONF)
+        self.patch(svc, 'fresh_reports', reports)
+        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        names = sorted(bad) + ['good']
+        ranked = dict(self.weigh(self.hosts(*names), request()))
+        scores = self.weigher.last_scores
+        for name in bad:
+            self.assertEqual(0.5, ranked[name], name)
+            self.assertIn('unusable telemetry', scores[name].neutral_reason)
+        self.assertFalse(scores['good'].neutral)
+        self.assertIn('with unusable telemetry', log.output)
+        self.assertEqual(len(bad), svc.counts['unusable_telemetry'])
+
+    def test_an_error_while_scoring_leaves_every_host_neutral(self):
+        self.save_model()
+        self.seed()
+        from contention.perfmodel import scoring
+
+        def broken(*args, **kwargs):
+            raise RuntimeError('a bug')
+        self.patch(scoring, 'score_hosts', broken)
+        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        ranked = self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertEqual({0.5}, {w for _, w in ranked})
+        self.assertIn('Contention weigher failed', log.output)
+        self.assertIn('a bug', log.output)
 
     def test_stale_host_is_neutral(self):
         self.save_model()

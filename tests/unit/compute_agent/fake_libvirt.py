@@ -41,7 +41,8 @@ def no_domain(uuid):
 
 def domain_xml(uuid, name, vcpus, memory_mib, *, nova=True, vcpupin=None,
                numa_nodeset=None, flavor='m1.small', image_id=None,
-               project_id=None, domain_id=None, devices=3):
+               project_id=None, domain_id=None, devices=3, extra_specs=None,
+               numa_mode='strict'):
     """A domain XML like Nova writes it (``devices`` adds bulk)."""
     image_id = image_id or str(uuid_mod.uuid5(uuid_mod.NAMESPACE_OID, name))
     project_id = project_id or '8f9b0c3d4e5f40718293a4b5c6d7e8f9'
@@ -61,7 +62,14 @@ def domain_xml(uuid, name, vcpus, memory_mib, *, nova=True, vcpupin=None,
             '        <nova:disk>20</nova:disk>',
             '        <nova:swap>0</nova:swap>',
             '        <nova:ephemeral>0</nova:ephemeral>',
-            '        <nova:vcpus>%d</nova:vcpus>' % vcpus,
+            '        <nova:vcpus>%d</nova:vcpus>' % vcpus]
+        if extra_specs is not None:
+            # Nova 34 and later.
+            lines.append('        <nova:extraSpecs>')
+            lines += ['          <nova:extraSpec name="%s">%s</nova:extraSpec>'
+                      % item for item in sorted(extra_specs.items())]
+            lines.append('        </nova:extraSpecs>')
+        lines += [
             '      </nova:flavor>',
             '      <nova:owner>',
             '        <nova:user uuid="0a1b2c3d4e5f60718293a4b5c6d7e8f9">'
@@ -89,9 +97,9 @@ def domain_xml(uuid, name, vcpus, memory_mib, *, nova=True, vcpupin=None,
         lines.append("    <vcpupin vcpu='%d' cpuset='%s'/>" % (vcpu, cpus))
     lines.append('  </cputune>')
     if numa_nodeset is not None:
-        lines += ['  <numatune>',
-                  "    <memory mode='strict' nodeset='%s'/>" % numa_nodeset,
-                  '  </numatune>']
+        memory = "    <memory mode='%s' nodeset='%s'/>" % (
+            numa_mode, numa_nodeset)
+        lines += ['  <numatune>', memory, '  </numatune>']
     lines += ['  <sysinfo type="smbios"><system>',
               '    <entry name="manufacturer">OpenStack Foundation</entry>',
               '    <entry name="serial">%s</entry>' % uuid,
@@ -407,6 +415,12 @@ class FakeConnection(object):
     def domainListGetStats(self, doms, stats=0, flags=0):
         self._check()
         self.stats_calls += 1
+        if not doms:
+            # libvirt 9.0 refuses an empty list.
+            raise error(libvirt.VIR_ERR_INVALID_ARG,
+                        'invalid argument: doms array in '
+                        'virDomainListGetStats must contain at least one '
+                        'domain')
         result = []
         for dom in doms:
             if dom.gone or (dom.uuid, 'stats') in self.hooks:

@@ -8,7 +8,9 @@ import oslo_messaging
 
 from compute_agent import actions
 from compute_agent import cmd
+from compute_agent import libvirt_connection
 from compute_agent import rpc
+from contention import agent_rpc
 from contention import topology_parse
 from tests.unit.compute_agent import base
 from tests.unit.compute_agent import fake_libvirt
@@ -22,7 +24,9 @@ class ActionsTestCase(base.AgentTestCase):
         super().setUp()
         self.topology = topology_parse.from_capabilities_xml(
             base.INTEL_CAPS, 'compute-1')
-        self.connection = mock.Mock(get=mock.Mock(return_value=self.conn))
+        self.opener = fake_libvirt.FakeOpener(self.conn)
+        self.connection = libvirt_connection.LibvirtConnection(
+            'qemu:///system', opener=self.opener)
         self.actions = self.make(shared_cpus=SHARED)
         self.dom = self.conn.add(vcpus=2, cpus_on=[0, 1])
 
@@ -64,6 +68,23 @@ class TestRepin(ActionsTestCase):
                                             move_memory=True)
         self.assertFalse(again['changed'])
         self.assertEqual(1, self.dom.calls.count('setNumaParameters'))
+
+    def test_memory_of_a_strict_numatune_is_refused_first(self):
+        # Nova writes mode='strict'; libvirt 9.0 moves the nodeset of a
+        # running domain only in restrictive mode. The refusal comes
+        # before any change and says what to do instead.
+        dom = self.conn.add(vcpus=2, cpus_on=[0, 1],
+                            xml_kwargs={'numa_nodeset': '0'})
+        exc = self.assertRaises(actions.ActionError,
+                                self.actions.repin_instance, dom.uuid,
+                                node=1, move_memory=True)
+        self.assertIn('numatune mode strict', str(exc))
+        self.assertIn('without move_memory', str(exc))
+        self.assertNotIn('setNumaParameters', dom.calls)
+        self.assertNotIn('pinVcpu', dom.calls)
+        # Without move_memory its vCPUs move.
+        self.actions.repin_instance(dom.uuid, node=1)
+        self.assertEqual({frozenset(range(10, 18))}, self.affinity(dom))
 
     def test_memory_refused_leaves_the_vcpus(self):
         def refuse(params, flags=0):
@@ -133,7 +154,8 @@ class TestRepin(ActionsTestCase):
             (dict(instance_uuid=u, cpus='1-'), 'malformed CPU list'),
             (dict(instance_uuid=u, cpus=[1, -2]), 'expected a CPU list'),
             (dict(instance_uuid=u, cpus=''), 'empty CPU set'),
-            (dict(instance_uuid=u, cpus='99'), 'has no CPU 99'),
+            (dict(instance_uuid=u, cpus='99'), 'CPU 99 is beyond'),
+            (dict(instance_uuid=u, cpus=[3, 99]), 'CPU 99 is beyond'),
             (dict(instance_uuid=u, node=0, move_memory='yes'),
              'move_memory'),
         ]
@@ -142,6 +164,28 @@ class TestRepin(ActionsTestCase):
                                     self.actions.repin_instance, **kwargs)
             self.assertIn(message, str(exc), kwargs)
         self.assertNotIn('pinVcpu', self.dom.calls)
+
+    def test_huge_cpu_lists_refused_before_expansion(self):
+        # Issue 21 item 4: "0-10000000" took the agent to 1.84 GB and its
+        # refusal listed ten million CPUs. The bound is checked before the
+        # range is expanded, and the message stays short.
+        for cpus in ('0-10000000', '0-3,5-%d' % (2 ** 31),
+                     '1' * 5000, ','.join(['1'] * 10000) + ',x' * 1000):
+            exc = self.assertRaises(actions.ActionError,
+                                    self.actions.repin_instance,
+                                    self.dom.uuid, cpus=cpus)
+            self.assertLess(len(str(exc)), 300)
+        self.assertNotIn('pinVcpu', self.dom.calls)
+
+    def test_refuses_a_domain_nova_did_not_create(self):
+        dom = self.conn.add(vcpus=1, cpus_on=[0],
+                            xml_kwargs={'nova': False})
+        for call in (lambda: self.actions.repin_instance(dom.uuid, node=0),
+                     lambda: self.actions.set_cpu_quota(dom.uuid, 50000)):
+            exc = self.assertRaises(actions.ActionError, call)
+            self.assertIn('not a Nova instance', str(exc))
+        self.assertNotIn('pinVcpu', dom.calls)
+        self.assertNotIn('setSchedulerParametersFlags', dom.calls)
 
     def test_only_instances_of_this_host(self):
         exc = self.assertRaises(
@@ -161,6 +205,27 @@ class TestRepin(ActionsTestCase):
                                 self.actions.repin_instance, self.dom.uuid,
                                 node=0)
         self.assertIn('vanished', str(exc))
+
+    def test_recovers_from_a_libvirtd_restart(self):
+        # The first call after a restart fails on the old socket; the
+        # action reconnects and succeeds, and so do the next ones.
+        self.actions.repin_instance(self.dom.uuid, cpus='3')
+        self.conn.alive = False
+        result = self.actions.repin_instance(self.dom.uuid, cpus='4')
+        self.assertEqual([4], result['cpus'])
+        self.assertEqual({frozenset([4])}, self.affinity())
+        self.assertEqual(2, self.opener.calls)
+        self.assertFalse(
+            self.actions.set_cpu_quota(self.dom.uuid, -1)['changed'])
+
+    def test_libvirtd_down_is_a_clear_error(self):
+        self.actions.repin_instance(self.dom.uuid, cpus='3')
+        self.conn.alive = False
+        self.opener.failures = 1
+        exc = self.assertRaises(actions.ActionError,
+                                self.actions.set_cpu_quota, self.dom.uuid,
+                                50000)
+        self.assertIn('cannot connect to libvirt', str(exc))
 
     def test_no_topology_yet(self):
         self.topology = None
@@ -206,6 +271,9 @@ class TestCpuQuota(ActionsTestCase):
         self.assertIn('cannot set the CPU quota', str(exc))
 
 
+SERVICE = {'roles': ['service'], 'user_name': 'watcher-applier'}
+
+
 class TestEndpoint(ActionsTestCase):
 
     def setUp(self):
@@ -213,24 +281,49 @@ class TestEndpoint(ActionsTestCase):
         self.latest = None
         self.endpoint = rpc.AgentEndpoint(self.actions, lambda: self.latest)
 
+    def refusal(self, call, *args, **kwargs):
+        try:
+            call(*args, **kwargs)
+        except oslo_messaging.ExpectedException as exc:
+            self.assertIsInstance(exc.exc_info[1], actions.ActionError)
+            return str(exc.exc_info[1])
+        self.fail('no ExpectedException')
+
     def test_calls_the_actions(self):
-        result = self.endpoint.repin_instance({}, self.dom.uuid, node=1)
+        result = self.endpoint.repin_instance(SERVICE, self.dom.uuid, node=1)
         self.assertEqual(list(range(10, 18)), result['cpus'])
-        result = self.endpoint.set_cpu_quota({}, self.dom.uuid, 30000)
+        result = self.endpoint.set_cpu_quota(SERVICE, self.dom.uuid, 30000)
         self.assertEqual(30000, result['quota_us'])
 
     def test_refusal_is_an_expected_exception(self):
-        try:
-            self.endpoint.repin_instance({}, 'bad', node=0)
-        except oslo_messaging.ExpectedException as exc:
-            self.assertIsInstance(exc.exc_info[1], actions.ActionError)
-        else:
-            self.fail('no ExpectedException')
+        self.assertIn('not a uuid', self.refusal(
+            self.endpoint.repin_instance, SERVICE, 'bad', node=0))
+
+    def test_callers_without_a_service_role_are_refused(self):
+        # Issue 21 item 4: anonymous callers got the whole inventory and
+        # could re-pin anything.
+        self.latest = mock.Mock(to_dict=mock.Mock(return_value={'a': 1}))
+        for ctxt in ({}, {'roles': ['member']}, {'roles': 'service'},
+                     {'roles': None}, None):
+            for call, args in (
+                    (self.endpoint.get_report, ()),
+                    (self.endpoint.repin_instance, (self.dom.uuid, 1)),
+                    (self.endpoint.set_cpu_quota, (self.dom.uuid, 30000))):
+                message = self.refusal(call, ctxt, *args)
+                self.assertIn('holds none of the roles admin, service',
+                              message)
+        self.assertEqual([], self.dom.calls)
+
+    def test_errors_are_short(self):
+        message = self.refusal(self.endpoint.repin_instance, SERVICE,
+                               self.dom.uuid, cpus=list(range(10 ** 5)))
+        self.assertLess(len(message), 400)
 
     def test_get_report(self):
-        self.assertIsNone(self.endpoint.get_report({}))
+        self.assertIsNone(self.endpoint.get_report(SERVICE))
         self.latest = mock.Mock(to_dict=mock.Mock(return_value={'a': 1}))
-        self.assertEqual({'a': 1}, self.endpoint.get_report({}))
+        self.assertEqual({'a': 1}, self.endpoint.get_report(
+            {'roles': ['admin']}))
 
     def test_over_the_fake_transport(self):
         conf = cfg.ConfigOpts()
@@ -241,7 +334,7 @@ class TestEndpoint(ActionsTestCase):
         server.start()
         self.addCleanup(server.wait)
         self.addCleanup(server.stop)
-        client = rpc.AgentClient(transport, 'compute-1', timeout=10)
+        client = agent_rpc.AgentClient(transport, 'compute-1', timeout=10)
         result = client.repin_instance(self.dom.uuid, cpus='5,6')
         self.assertEqual([5, 6], result['cpus'])
         self.assertEqual({frozenset([5, 6])}, self.affinity())
@@ -252,3 +345,10 @@ class TestEndpoint(ActionsTestCase):
             (actions.ActionError, oslo_messaging.RemoteError),
             client.set_cpu_quota, self.dom.uuid, 10)
         self.assertIn('quota_us', str(exc))
+        # A raw client without the service context is refused.
+        raw = oslo_messaging.get_rpc_client(
+            transport, agent_rpc.target('compute-1'), timeout=10)
+        exc = self.assertRaises(
+            (actions.ActionError, oslo_messaging.RemoteError),
+            raw.call, {}, agent_rpc.GET_REPORT)
+        self.assertIn('holds none of the roles', str(exc))

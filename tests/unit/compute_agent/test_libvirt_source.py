@@ -1,6 +1,12 @@
 """The libvirt source against a fake connection shaped like the real API."""
 
+import subprocess
+import sys
+import uuid
+
+import fixtures
 import libvirt
+import testtools
 
 from compute_agent import libvirt_connection
 from compute_agent.sources import libvirt_source
@@ -49,6 +55,26 @@ class TestLibvirtSource(base.AgentTestCase):
         self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
         self.assertEqual('amd', self.source.collect(0).topology.cpu_vendor)
 
+    def test_host_without_domains_is_available(self):
+        sample = self.collect()
+        self.assertTrue(sample.status.available, sample.status.reason)
+        self.assertEqual((), sample.instances)
+        self.assertIsNotNone(sample.topology)
+
+    def test_new_host_uuid_is_not_a_topology_change(self):
+        # libvirtd invents a host uuid at every start where there is no
+        # DMI data; the topology is the same.
+        logger = self.useFixture(fixtures.FakeLogger(
+            name='compute_agent.sources.libvirt_source'))
+        first = self.collect().topology
+        self.conn.capabilities = self.conn.capabilities.replace(
+            '<host>', '<host>\n    <uuid>%s</uuid>' % uuid.uuid4(), 1)
+        self.assertIs(first, self.source.collect(0).topology)
+        self.assertNotIn('changed', logger.output)
+        self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
+        self.assertEqual('amd', self.source.collect(0).topology.cpu_vendor)
+        self.assertIn('Host topology changed', logger.output)
+
     def test_nova_metadata_and_placement(self):
         dom = self.conn.add(name='web-1', vcpus=2, memory_mib=4096,
                             cpus_on=[3, 13], xml_kwargs=dict(
@@ -79,7 +105,8 @@ class TestLibvirtSource(base.AgentTestCase):
         found = self.by_uuid(self.collect())
         self.assertEqual(0.25, found[capped.uuid].cpu_quota)
         self.assertIsNone(found[free.uuid].cpu_quota)
-        self.assertEqual((), found[capped.uuid].notes)
+        self.assertEqual((libvirt_source.DELAY_WITH_THROTTLING,),
+                         found[capped.uuid].notes)
         # What set_cpu_quota changes shows in the next cycle.
         capped.sched.update(vcpu_quota=-1)
         self.assertIsNone(self.by_uuid(
@@ -152,7 +179,32 @@ class TestLibvirtSource(base.AgentTestCase):
         dom = self.conn.add()
         sample = self.collect()
         self.assertNotIn('setPerfEvents', dom.calls)
-        self.assertNotIn('perf', sample.status.reason)
+        # The counters are null, and the status says why.
+        self.assertIsNone(sample.instances[0].counters['instructions'])
+        self.assertIn(libvirt_source.PERF_OFF, sample.status.reason)
+
+    def test_perf_problem_clears_once_perf_counts(self):
+        self.conn.add(perf_supported=False)
+        self.assertIn('perf events unavailable',
+                      self.collect().status.reason)
+        self.conn.domains = []
+        self.conn.add()
+        sample = self.source.collect(0)
+        self.assertIsNotNone(sample.instances[0].counters['instructions'])
+        self.assertNotIn('perf', sample.status.reason or '')
+
+    def test_delay_of_a_capped_instance_is_null_and_noted(self):
+        capped = self.conn.add()
+        capped.sched.update(vcpu_quota=30000, vcpu_period=100000)
+        free = self.conn.add()
+        capped.advance(5)
+        free.advance(5)
+        found = self.by_uuid(self.collect())
+        self.assertIsNone(found[capped.uuid].counters['vcpu_delay_ns'])
+        self.assertIn(libvirt_source.DELAY_WITH_THROTTLING,
+                      found[capped.uuid].notes)
+        self.assertEqual(sum(free.vcpu_delay),
+                         found[free.uuid].counters['vcpu_delay_ns'])
 
     def test_perf_unsupported_is_null_and_said(self):
         dom = self.conn.add(perf_supported=False)
@@ -212,6 +264,78 @@ class TestLibvirtSource(base.AgentTestCase):
         sample = self.collect()
         self.assertEqual([keep.uuid], [i.uuid for i in sample.instances])
         self.assertIn('domains_vanished_mid_collection:1', sample.events)
+
+    def _stopping(self, dom, call):
+        """``call`` on ``dom`` fails as while ``virsh destroy`` runs.
+
+        On a persistent domain: VIR_ERR_OPERATION_INVALID, not NO_DOMAIN.
+        """
+        def refuse(*args, **kwargs):
+            dom.calls.append(call)
+            dom.active = False
+            raise fake_libvirt.error(
+                libvirt.VIR_ERR_OPERATION_INVALID,
+                'Requested operation is not valid: domain is not running')
+        setattr(dom, call, refuse)
+
+    def test_persistent_domain_stopping_is_left_out_alone(self):
+        for call in ('vcpus', 'schedulerParameters', 'setPerfEvents'):
+            keep = self.conn.add()
+            stopping = self.conn.add()
+            self._stopping(stopping, call)
+            sample = self.collect()
+            self.assertTrue(sample.status.available, call)
+            self.assertEqual([keep.uuid],
+                             [i.uuid for i in sample.instances], call)
+            self.assertIn('domains_vanished_mid_collection:1',
+                          sample.events)
+            self.conn.domains = []
+
+    def test_stopping_domain_in_the_bulk_stats_call(self):
+        keep = self.conn.add()
+        stopping = self.conn.add()
+        keep.advance(1)
+        real = self.conn.domainListGetStats
+
+        def stats(doms, stats=0, flags=0):
+            if stopping in doms:
+                stopping.active = False
+                raise fake_libvirt.error(
+                    libvirt.VIR_ERR_OPERATION_INVALID,
+                    'Requested operation is not valid: domain is not '
+                    'running')
+            return real(doms, stats, flags)
+        self.conn.domainListGetStats = stats
+        sample = self.collect()
+        self.assertTrue(sample.status.available)
+        found = self.by_uuid(sample)
+        self.assertEqual(keep.counters['instructions'],
+                         found[keep.uuid].counters['instructions'])
+        self.assertIn(libvirt_source.VANISHED, found[stopping.uuid].notes)
+
+    def test_operation_invalid_on_a_running_domain_is_an_error(self):
+        dom = self.conn.add()
+
+        def refuse():
+            raise fake_libvirt.error(libvirt.VIR_ERR_OPERATION_INVALID,
+                                     'Requested operation is not valid')
+        dom.vcpus = refuse
+        self.assertFalse(self.collect().status.available)
+
+    def test_cpu_time_never_switches_to_the_domain_total(self):
+        # A domain stopping between listing and stats loses its vCPU
+        # stats but still has cpu.time (emulator threads included): its
+        # cpu_time_ns is unknown, not a mix of the two counters.
+        dom = self.conn.add()
+        dom.advance(10)
+        self.collect()
+        dom.vcpu_stats = False
+        inst = self.by_uuid(self.source.collect(0))[dom.uuid]
+        self.assertIsNone(inst.counters['cpu_time_ns'])
+        self.assertNotIn(libvirt_source.CPU_TIME_FROM_TOTAL, inst.notes)
+        dom.restart()
+        inst = self.by_uuid(self.source.collect(0))[dom.uuid]
+        self.assertIn(libvirt_source.CPU_TIME_FROM_TOTAL, inst.notes)
 
     def _vanish_before_stats(self, mode):
         self.conn.stats_on_gone = mode
@@ -314,3 +438,26 @@ class TestConnectionBackoff(base.AgentTestCase):
             clock.advance(1)
         # Attempts at t=0, 1, 3, 7, 11: waits 1, 2, 4, 4.
         self.assertEqual([1, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5], attempts)
+
+
+class TestLibvirtErrorsStayOffStderr(testtools.TestCase):
+
+    def test_handled_errors_are_not_printed(self):
+        # libvirt-python's default handler writes every error to the C
+        # stderr, handled or not; the agent's connection routes them to
+        # its debug log. A child process, to see the real file descriptor.
+        code = '\n'.join([
+            'import libvirt',
+            'from compute_agent import libvirt_connection',
+            "libvirt_connection.LibvirtConnection('test:///default')",
+            "conn = libvirt.open('test:///default')",
+            'try:',
+            "    conn.lookupByName('no-such-domain')",
+            'except libvirt.libvirtError as exc:',
+            '    assert exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN',
+            "print('ok')",
+        ])
+        proc = subprocess.run([sys.executable, '-c', code],
+                              capture_output=True, text=True, timeout=60)
+        self.assertEqual('ok\n', proc.stdout, proc.stderr)
+        self.assertNotIn('libvirt:', proc.stderr)

@@ -84,6 +84,29 @@ class TestCollector(base.AgentTestCase):
         self.assertEqual(1, node0.instances)
         self.assertAlmostEqual(20, node0.mpki_sum, places=2)
 
+    def test_slow_cycle_measures_the_interval_its_counters_span(self):
+        # A call blocked for 5 s (a domain being destroyed) delays the
+        # stats; the guest, capped at 30 %, ran on meanwhile.
+        dom = self.conn.add(vcpus=1, cpus_on=[1])
+        collector = self.collector()
+        self.cycle(collector, [dom], util=0.3)
+        real = dom.vcpus
+
+        def blocked():
+            self.clock.advance(5)
+            dom.advance(5, util=0.3)
+            return real()
+        dom.vcpus = blocked
+        slow = self.cycle(collector, [dom], util=0.3)
+        self.assertAlmostEqual(0.3, slow.instance(dom.uuid).metrics.cpu_util,
+                               places=3)
+        self.assertAlmostEqual(15.0, slow.interval_s)
+        dom.vcpus = real
+        after = self.cycle(collector, [dom], util=0.3)
+        self.assertAlmostEqual(0.3,
+                               after.instance(dom.uuid).metrics.cpu_util,
+                               places=3)
+
     def test_domain_restart_starts_again_and_says_so(self):
         dom = self.conn.add(vcpus=1)
         collector = self.collector()

@@ -157,16 +157,53 @@ class TestNumaMemory(base.AgentTestCase):
         [inst] = sample.instances
         self.assertEqual(UUID_A, inst.uuid)
         per_node = inst.memory_mib_per_node
-        self.assertAlmostEqual((200000 + 100) * 4 / 1024, per_node[0])
+        # Not the 100 pages of the QEMU binary: page cache, not guest RAM.
+        self.assertAlmostEqual(200000 * 4 / 1024, per_node[0])
         # 62144 small pages and 512 hugepages of 2 MiB.
         self.assertAlmostEqual(62144 * 4 / 1024 + 1024, per_node[1])
 
-    def test_numa_stat_counts_anon_and_file_only(self):
+    def test_numa_stat_counts_anon_only(self):
         self.conf.set_override('numa_memory_method', 'numa_stat', 'agent')
         self.source.open(self.conf)
         [inst] = self.source.collect(0).instances
-        self.assertEqual({0: 1024.0 + 100.0, 1: 512.0},
-                         inst.memory_mib_per_node)
+        self.assertEqual({0: 1024.0, 1: 512.0}, inst.memory_mib_per_node)
+
+    def test_guest_ram_backends_count_other_files_do_not(self):
+        text = '\n'.join([
+            '7f01 default anon=10 dirty=10 N0=10 kernelpagesize_kB=4',
+            '7f02 default file=/memfd:pc.ram\\040(deleted) dirty=20 N0=20 '
+            'kernelpagesize_kB=4',
+            '7f03 bind:0 file=/dev/hugepages/libvirt/qemu/1-i/ram huge '
+            'dirty=1 N0=1 kernelpagesize_kB=2048',
+            '7f04 default file=/usr/lib/x86_64-linux-gnu/libglib-2.0.so.0 '
+            'mapped=300 mapmax=4 N0=300 kernelpagesize_kB=4',
+            '7f05 default file=/usr/share/qemu/bios-256k.bin mapped=64 '
+            'N0=64 kernelpagesize_kB=4',
+            '7f06 default heap anon=5 dirty=5 N0=5 kernelpagesize_kB=4',
+        ])
+        self.assertEqual({0: (10 + 20 + 512 + 5) * 4 / 1024},
+                         numa_memory.parse_numa_maps(text))
+
+    def test_numa_stat_on_cgroup_v1_is_unavailable_with_the_fix(self):
+        self.conf.set_override('numa_memory_method', 'numa_stat', 'agent')
+        _write(os.path.join(self.proc, '4242', 'cgroup'),
+               '4:memory:/machine/qemu-1-inst.libvirt-qemu\n'
+               '1:cpu:/machine/qemu-1-inst.libvirt-qemu/emulator\n0::/\n')
+        self.source.open(self.conf)
+        sample = self.source.collect(0)
+        self.assertFalse(sample.status.available)
+        self.assertIn('cgroup v2', sample.status.reason)
+        self.assertIn('numa_maps', sample.status.reason)
+
+    def test_numa_stat_without_the_memory_controller(self):
+        self.conf.set_override('numa_memory_method', 'numa_stat', 'agent')
+        os.unlink(os.path.join(self.tmp, 'cg', 'machine.slice',
+                               'machine-qemu\\x2d1\\x2dinst.scope',
+                               'memory.numa_stat'))
+        self.source.open(self.conf)
+        sample = self.source.collect(0)
+        self.assertFalse(sample.status.available)
+        self.assertIn('memory controller', sample.status.reason)
 
     def test_placement_read_again_every_refresh_cycles(self):
         self.conf.set_override('numa_memory_refresh', 3, 'agent')
@@ -210,3 +247,7 @@ class TestNumaMemory(base.AgentTestCase):
             numa_memory.domain_cgroup(
                 '0::/machine.slice/machine-qemu\\x2d1.scope/libvirt/emu\n'))
         self.assertIsNone(numa_memory.domain_cgroup('1:cpu:/x\n'))
+        # Hybrid: a unified entry, but memory is the v1 controller's.
+        self.assertIsNone(numa_memory.domain_cgroup(
+            '4:memory:/machine/qemu-1-i.libvirt-qemu\n'
+            '0::/machine/qemu-1-i.libvirt-qemu/emulator\n'))

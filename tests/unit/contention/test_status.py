@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 
 import fixtures
 from oslotest import base
@@ -79,7 +80,8 @@ class TestView(base.BaseTestCase):
         self.assertNotIn('STALE', busy[0])
         self.assertTrue(all('5m00s STALE' in line for line in quiet))
         self.assertIn('1 stale host(s)', text)
-        self.assertIn('Ingestion: accepted 3', text)
+        self.assertIn('Reports ingested since the store was created: 3 '
+                      'stored: 3 became their host\'s latest.', text)
         self.assertNotIn('UUID', text)
 
     def test_table_of_instances(self):
@@ -100,6 +102,23 @@ class TestView(base.BaseTestCase):
 
     def test_empty_store(self):
         self.assertIn('No host reports', status.render({}, NOW))
+
+    def test_unknown_host_is_not_an_empty_store(self):
+        text = status.render(sample_reports(), NOW, hosts=['nosuch'],
+                             known_hosts=['busy', 'quiet'])
+        self.assertNotIn('No host reports', text)
+        self.assertIn('No report in the store from: nosuch (hosts that '
+                      'report: busy, quiet)', text)
+
+    def test_ingestion_counters_in_words(self):
+        text = status.ingestion_text({'accepted': 12, 'stale': 24,
+                                      'rejected:invalid': 1})
+        # 36 stored: stale reports are kept, not refused.
+        self.assertEqual(
+            'Reports ingested since the store was created: 36 stored: 12 '
+            'became their host\'s latest; 24 kept in the history only (a '
+            'newer report of their host was already latest); 1 rejected '
+            '(invalid).', text)
 
     def test_unknown_format(self):
         self.assertRaises(ValueError, status.render, {}, NOW, fmt='yaml')
@@ -160,7 +179,22 @@ class TestCommand(base.BaseTestCase):
         self.assertIn('quiet', out)
         self.assertIn('u-1', out)
 
+    def test_unknown_host_names_the_known_ones(self):
+        self.fill()
+        self.assertEqual(0, status.main(['--store', self.url,
+                                         '--host', 'nosuch']))
+        out = self.stdout.getvalue()
+        self.assertIn('No report in the store from: nosuch (hosts that '
+                      'report: busy, quiet)', out)
+
+    def test_missing_sqlite_file_is_not_created(self):
+        path = self.dir + '/typo.sqlite'
+        self.assertEqual(2, status.main(['--store', 'sqlite:///' + path]))
+        self.assertIn('no such file %s' % path, self.stderr.getvalue())
+        self.assertFalse(os.path.exists(path))
+
     def test_store_without_schema(self):
+        open(self.dir + '/t.sqlite', 'w').close()
         self.assertEqual(2, status.main(['--store', self.url]))
         self.assertIn('--upgrade-db', self.stderr.getvalue())
 

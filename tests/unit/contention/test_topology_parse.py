@@ -66,6 +66,17 @@ class TestCpuList(base.BaseTestCase):
         self.assertEqual(tuple(sorted(cpus)),
                          tp.parse_cpulist(hosts.cpulist(cpus) + '\n'))
 
+    def test_limit_is_checked_before_a_range_is_expanded(self):
+        self.assertEqual((0, 1, 2), tp.parse_cpulist('0-2', limit=3))
+        exc = self.assertRaises(tp.TopologyError, tp.parse_cpulist,
+                                '0-99999999',
+                                'cpus', limit=40)
+        self.assertIn('CPU 99999999 is beyond', exc.problem)
+        # Ten-digit ids and huge lists are malformed, with short messages.
+        exc = self.assertRaises(tp.TopologyError, tp.parse_cpulist,
+                                '1' * 5000, 'cpus')
+        self.assertLess(len(str(exc)), 300)
+
     def test_descending_range_is_refused(self):
         exc = self.assertRaises(tp.TopologyError, tp.parse_cpulist, '3-1')
         self.assertIn('descending range', exc.problem)

@@ -101,15 +101,14 @@ class TestImports(testtools.TestCase):
 class TestTrainModel(testtools.TestCase):
 
     def test_no_data_anywhere_gives_no_model_and_says_why(self):
-        from contention.perfmodel import datasets
-        from contention.perfmodel import train
-        from contention.store import api
+        from contention.sim import training
+        from contention import store as api
 
         def unavailable(*a, **kw):
-            raise datasets.SimulatorUnavailable('no simulator here')
+            raise ValueError('no simulator here')
         self.useFixture(fixtures.MonkeyPatch(
-            'contention.perfmodel.train.train_from_sim', unavailable))
-        self.assertIs(train.train_from_sim, unavailable)
+            'contention.sim.training.train_from_sim', unavailable))
+        self.assertIs(training.train_from_sim, unavailable)
         store = api.open_store('sqlite://')
         store.upgrade()
         self.addCleanup(store.dispose)

@@ -4,7 +4,7 @@ import uuid as uuidlib
 
 from contention import cluster
 from contention import report
-from contention.store import api as store_api
+from contention import store as store_api
 from tests.unit.contention.store import reports
 from watcher_strategies.peers import datasource as simulated
 

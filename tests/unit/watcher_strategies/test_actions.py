@@ -12,7 +12,8 @@ from watcher.common import exception
 from watcher.common import utils
 from watcher.tests.unit import base
 
-from contention.store import api as store_api
+from contention import agent_rpc
+from contention import store as store_api
 from watcher_strategies import actions
 
 A = str(uuidlib.uuid4())
@@ -252,10 +253,12 @@ class _Agent:
 
     def __init__(self):
         self.calls = []
+        self.contexts = []
         self.done = threading.Event()
 
     def repin_instance(self, ctxt, instance_uuid, node=None, cpus=None,
                        move_memory=False):
+        self.contexts.append(ctxt)
         self.calls.append((instance_uuid, node, cpus, move_memory))
         return {'instance_uuid': instance_uuid, 'changed': True}
 
@@ -269,8 +272,7 @@ def _agent_on(test, host):
     transport = actions.transport('fake:/')
     agent = _Agent()
     server = oslo_messaging.get_rpc_server(
-        transport, oslo_messaging.Target(topic=actions.AGENT_TOPIC,
-                                         server=host),
+        transport, agent_rpc.target(host),
         [agent], executor='threading')
     server.start()
     test.addCleanup(server.wait)
@@ -291,6 +293,9 @@ class TestContentionRepin(base.TestCase):
         action.validate_parameters()
         self.assertTrue(action.execute())
         self.assertEqual([(A, 1, None, False)], agent.calls)
+        # The contract's service context, which the agent authorises.
+        agent_rpc.authorise(agent.contexts[0], 'repin_instance')
+        self.assertEqual('watcher-applier', agent.contexts[0]['user_name'])
 
     def test_pre_condition_skips_a_moved_instance(self):
         action = actions.ContentionRepin(utils.Struct())

@@ -19,7 +19,7 @@ from watcher.tests.unit.decision_engine.strategy.strategies import \
 from contention import reportview
 from contention import swap
 from contention.sim.policies import swap as swap_policies
-from contention.store import api as store_api
+from contention import store as store_api
 from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import strategies
 from watcher_strategies import view as view_mod

@@ -16,7 +16,8 @@ from watcher.tests.unit.decision_engine.strategy.strategies import \
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.perfmodel import train
-from contention.store import api as store_api
+from contention.sim import training
+from contention import store as store_api
 from contention import swap
 from tests.unit.watcher_strategies import fixtures as f
 from watcher_strategies import opts
@@ -101,6 +102,8 @@ class TestCacheAwareSwap(_StrategyTest):
         glob = solution.global_efficacy[0]
         self.assertEqual('llc_miss_spread_reduction', glob['name'])
         self.assertGreater(glob['value'], 0)
+        # One decimal, as Horizon prints it unformatted.
+        self.assertEqual(round(glob['value'], 1), glob['value'])
 
     def test_locked_instances_are_never_moved(self):
         model, store = self.two_hosts(hot_locked=('h0', 'h1', 'h2'))
@@ -137,6 +140,32 @@ class TestCacheAwareSwap(_StrategyTest):
         for action in solution.actions:
             self.assertNotIn('cold', action['input_parameters'].values())
         self.assertIn('no_telemetry', solution.contention_summary)
+
+    def test_empty_compute_model_fails_the_audit(self):
+        # Watcher's Nova collector failed: hosts, no instance. An empty
+        # plan would read as "balanced".
+        model = f.model(['cold', 'hot'], [])
+        _, store = self.two_hosts()
+        audit = mock.Mock(uuid='a')
+        self.assertRaises(strategies.TelemetryMissing, self.run_strategy,
+                          model, store)
+        self.assertRaises(strategies.TelemetryMissing,
+                          self.strategy.do_execute, audit)
+        self.assertIn('has no instance in the audit\'s scope (2 host(s)) '
+                      'while the agents report 5', audit.status_message)
+
+    def test_the_summary_reaches_the_audit(self):
+        model, store = self.two_hosts()
+        stale = f.store(f.host_report('hot', NOW - 10, [
+            f.record('h0', 5 * M), f.record('h1', 4 * M),
+            f.record('h2', 3 * M)]))
+        self.run_strategy(model, stale, max_missing_ratio=0.5)
+        audit = mock.Mock(uuid='a')
+        self.strategy.do_execute(audit)
+        self.strategy.post_execute()
+        self.assertIn('skipped: ', audit.status_message)
+        self.assertIn('no_telemetry', audit.status_message)
+        audit.save.assert_called_with()
 
     def test_unreadable_store_fails_with_a_reason(self):
         model, _ = self.two_hosts()
@@ -281,7 +310,7 @@ def tiny_model_file(test):
     """A model file trained in well under a second (ahn-wl1, 4 trees)."""
     path = os.path.join(test.useFixture(fixtures.TempDir()).path,
                         'mix.model')
-    bundle, _ = train.train_from_sim(
+    bundle, _ = training.train_from_sim(
         'ahn-wl1', estimators=4, pv_estimators=3, samples_per_workload=4,
         synthetic=0, copies_samples=2, cross_validate=False)
     train.save(bundle, path)

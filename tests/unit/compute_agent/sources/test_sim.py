@@ -25,7 +25,7 @@ class TestSimSource(base.BaseTestCase):
 
     def test_loop_builds_valid_reports(self):
         conf, src = _conf(scenario='ahn-wl1', host='node-1')
-        clock = iter([100.0, 110.0, 120.0])
+        clock = iter([100.0, 100.0, 110.0, 110.0])   # start, end
         collector = loop.Collector('node-1', [src], 10.0,
                                    clock=lambda: next(clock))
         collector.open(conf)

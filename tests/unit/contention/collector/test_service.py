@@ -9,7 +9,7 @@ from oslotest import base
 from contention.collector import cmd
 from contention.collector import opts
 from contention.collector import service
-from contention.store import api
+from contention import store as api
 from contention.store import open_store
 from tests.unit.contention.store import reports
 

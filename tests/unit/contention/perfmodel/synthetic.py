@@ -2,8 +2,8 @@
 
 It is not the simulator and not measured: a closed-form toy that follows
 the trends the papers describe, so the models have something with
-structure to learn in fast unit tests without the simulator (which is
-wired through ``contention.perfmodel.datasets.SIMULATOR_HOOK``). Every
+structure to learn in fast unit tests without the simulator (whose
+source is ``contention.sim.training.training_source``). Every
 figure computed from it is labelled synthetic.
 
 * Alone, a workload gains from more NUMA nodes in proportion to its memory

@@ -9,13 +9,12 @@ import testtools
 
 from contention.perfmodel import advise
 from contention.perfmodel import cmd
-from contention.perfmodel import datasets
 from contention.perfmodel import features
 from contention.perfmodel import machine
 from contention.perfmodel import persist
 from contention.perfmodel import scoring
-from contention.perfmodel import train as train_mod
-from contention.store import api
+from contention.sim import training
+from contention import store as api
 from tests.unit.contention.perfmodel import test_models
 from tests.unit.contention.store import reports as store_reports
 
@@ -70,19 +69,17 @@ class TestTrainCommand(testtools.TestCase):
         self.assertLess(result['mae'], 0.2)
 
     def test_from_sim_fails_clearly(self):
-        self.patch(datasets, 'SIMULATOR_HOOK',
-                   ('contention.no_such_simulator', 'training_source'))
-        rc, out, err = self.run_cmd('--from-sim', 'demo', '--out',
-                                    self.model)
+        rc, out, err = self.run_cmd('--from-sim', 'no-such-scenario',
+                                    '--out', self.model)
         self.assertEqual(1, rc)
-        self.assertIn('train --from-store instead', err)
+        self.assertIn('no-such-scenario', err)
         self.assertFalse(os.path.exists(self.model))
 
     def test_from_sim_uses_the_hook(self):
         topology = machine.regular_topology(nodes=2, cores_per_node=8)
         from tests.unit.contention.perfmodel import synthetic
         workloads = synthetic.workloads(per_family=2)
-        self.patch(datasets, 'simulator_source',
+        self.patch(training, 'training_source',
                    lambda scenario, **kwargs: (topology, workloads,
                                                synthetic.performance))
         rc, out, err = self.run_cmd('train', '--from-sim', 'demo', '--out',
@@ -113,6 +110,22 @@ class TestTrainCommand(testtools.TestCase):
         self.assertEqual([1, 2, 4], [o['numa_nodes']
                                      for o in result['options']])
         rc, out, err = self.run_cmd(
+            'advise', '--model', self.model, '--profile',
+            'mpki=25,mf=0.9,ipc=0.5', '--vcpus', '4', '--nodes', '4',
+            '--cores-per-node', '8', '--threads-per-core', '1',
+            '--target', '0.01')
+        self.assertEqual(0, rc, err)
+        # The table names the extra spec each row is about and marks the
+        # recommended one; the closing line says how to set it.
+        rows = out.splitlines()
+        self.assertTrue(rows[0].startswith('flavor extra spec'))
+        self.assertEqual(['hw:numa_nodes=1', 'hw:numa_nodes=2',
+                          'hw:numa_nodes=4'],
+                         [r.split()[0] for r in rows[1:4]])
+        self.assertEqual(1, sum(r.endswith(' *') for r in rows[1:4]))
+        self.assertIn('openstack flavor set --property hw:numa_nodes=',
+                      rows[4])
+        rc, out, err = self.run_cmd(
             'advise', '--model', self.model, '--profile', 'mpki=oops',
             '--vcpus', '4')
         self.assertEqual(1, rc)
@@ -129,16 +142,16 @@ class TestCopiesSamplesOption(testtools.TestCase):
         topology = machine.regular_topology(nodes=2, cores_per_node=8)
         from tests.unit.contention.perfmodel import synthetic
         self.workloads = synthetic.workloads(per_family=2)
-        self.patch(datasets, 'simulator_source',
+        self.patch(training, 'training_source',
                    lambda scenario, **kwargs: (topology, self.workloads,
                                                synthetic.performance))
         self.calls = []
-        real = train_mod.sim_dataset
+        real = training.sim_dataset
 
         def sim_dataset(*args, **kwargs):
             self.calls.append(kwargs)
             return real(*args, **kwargs)
-        self.patch(train_mod, 'sim_dataset', sim_dataset)
+        self.patch(training, 'sim_dataset', sim_dataset)
 
     def run_cmd(self, *argv):
         out, err = io.StringIO(), io.StringIO()

@@ -398,13 +398,6 @@ class TestStoreDataset(testtools.TestCase):
         small = features.FEATURE_NAMES.index('mf_small_llc')
         np.testing.assert_allclose([0.6] * 3, data.X[:, small])
 
-    def test_simulator_hook_fails_clearly(self):
-        self.patch(datasets, 'SIMULATOR_HOOK',
-                   ('contention.no_such_simulator', 'training_source'))
-        exc = self.assertRaises(datasets.SimulatorUnavailable,
-                                datasets.simulator_source, 'demo')
-        self.assertIn('training_source(scenario)', str(exc))
-
 
 class TestPersistence(testtools.TestCase):
 

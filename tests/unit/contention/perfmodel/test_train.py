@@ -17,6 +17,7 @@ from contention.perfmodel import persist
 from contention.sim.policies import weigher
 from contention.perfmodel import train
 from contention.sim import cmd as sim_cmd
+from contention.sim import training
 from tests.unit.contention.perfmodel import synthetic
 
 SMALL = ('--estimators', '8', '--pv-estimators', '5',
@@ -31,7 +32,7 @@ class TestTrainFromSim(testtools.TestCase):
         self.model = os.path.join(self.dir, 'ahn.model')
 
     def test_train_save_load(self):
-        bundle, report = train.train_from_sim('ahn-wl1', **train.QUICK)
+        bundle, report = training.train_from_sim('ahn-wl1', **train.QUICK)
         self.assertEqual('sim:ahn-wl1', report['summary']['source'])
         self.assertEqual(14, report['summary']['workloads'])
         self.assertEqual(14, len(report['cv_per_workload']))
@@ -49,7 +50,7 @@ class TestTrainFromSim(testtools.TestCase):
                                    loaded.interference.predict(X))
 
     def test_without_cross_validation(self):
-        bundle, report = train.train_from_sim(
+        bundle, report = training.train_from_sim(
             'merlin-mix1', estimators=5, samples_per_workload=8,
             pv_estimators=5, cross_validate=False)
         self.assertIsNone(report['cv_mae'])
@@ -59,7 +60,7 @@ class TestTrainFromSim(testtools.TestCase):
         self.assertEqual(4, bundle.summary['placement_vector_vcpus'])
 
     def test_libraries_train_but_only_own_workloads_are_scored(self):
-        bundle, report = train.train_from_sim(
+        bundle, report = training.train_from_sim(
             'merlin-mix1', estimators=5, samples_per_workload=6,
             pv_estimators=5, libraries=('ahn-spec2006',), synthetic=0)
         merlin = sorted(sim.load_scenario('merlin-mix1').profiles)
@@ -71,11 +72,11 @@ class TestTrainFromSim(testtools.TestCase):
         self.assertEqual(merlin, sorted(report['cv_per_workload']))
 
     def test_synthetic_subjects_train_but_leave_named_rows_alone(self):
-        plain, _ = train.sim_dataset('merlin-mix1', samples_per_workload=4,
-                                     synthetic=0)
-        data, parts = train.sim_dataset('merlin-mix1',
-                                        samples_per_workload=4,
-                                        synthetic=12, synthetic_samples=3)
+        plain, _ = training.sim_dataset('merlin-mix1', samples_per_workload=4,
+                                        synthetic=0)
+        data, parts = training.sim_dataset('merlin-mix1',
+                                           samples_per_workload=4,
+                                           synthetic=12, synthetic_samples=3)
         named = len(plain.X)
         # the named workloads' rows (the ones scored) are unchanged
         np.testing.assert_array_equal(plain.X, data.X[:named])
@@ -92,9 +93,9 @@ class TestTrainFromSim(testtools.TestCase):
         self.assertEqual(merlin, sorted(report['cv_per_workload']))
 
     def test_same_seed_same_data(self):
-        a, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
-        b, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
-        c, _ = train.sim_dataset('ahn-wl2', samples_per_workload=5, seed=4)
+        a, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
+        b, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
+        c, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=4)
         np.testing.assert_array_equal(a.X, b.X)
         np.testing.assert_array_equal(a.Y, b.Y)
         self.assertFalse(np.array_equal(a.X, c.X))
@@ -204,15 +205,15 @@ class TestCopiesSamples(testtools.TestCase):
         np.testing.assert_array_equal(a.X, b.X)
 
     def test_sim_dataset_and_train_from_sim(self):
-        plain, _ = train.sim_dataset('merlin-mix1', samples_per_workload=3,
-                                     synthetic=0)
-        data, parts = train.sim_dataset('merlin-mix1',
-                                        samples_per_workload=3,
-                                        synthetic=0, copies_samples=2)
+        plain, _ = training.sim_dataset('merlin-mix1', samples_per_workload=3,
+                                        synthetic=0)
+        data, parts = training.sim_dataset('merlin-mix1',
+                                           samples_per_workload=3,
+                                           synthetic=0, copies_samples=2)
         named = len(parts[1])
         self.assertEqual(len(plain.X) + 2 * named, len(data.X))
         np.testing.assert_array_equal(plain.X, data.X[:len(plain.X)])
-        bundle, report = train.train_from_sim(
+        bundle, report = training.train_from_sim(
             'merlin-mix1', estimators=3, pv_estimators=3,
             samples_per_workload=3, synthetic=0, copies_samples=2,
             cross_validate=False)
@@ -275,9 +276,9 @@ class TestTrainCommandFromSim(testtools.TestCase):
 def small_model_file(test):
     """A quickly trained ahn-wl1 model (4 trees) saved in a temp dir."""
     path = os.path.join(test.useFixture(fixtures.TempDir()).path, 'm.model')
-    bundle, _ = train.train_from_sim('ahn-wl1', estimators=4,
-                                     samples_per_workload=5,
-                                     cross_validate=False)
+    bundle, _ = training.train_from_sim('ahn-wl1', estimators=4,
+                                        samples_per_workload=5,
+                                        cross_validate=False)
     train.save(bundle, path)
     return path
 

@@ -33,6 +33,26 @@ class TestCmd(base.BaseTestCase):
         self.assertIn('platform efficiency', out)
         self.assertIn('gobmk-1', out)
 
+    def test_evaluate_compares_with_the_baseline(self):
+        status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
+                               '--policy', 'random', '--epochs', '2',
+                               '--seed', '4'])
+        self.assertEqual(0, status)
+        self.assertIn('against the baseline [simulated] (policy none, same '
+                      'seed and epochs):', out)
+        status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
+                               '--policy', 'random', '--epochs', '2',
+                               '--baseline', ''])
+        self.assertNotIn('against the baseline', out)
+
+    def test_help_lists_the_policies(self):
+        err = io.StringIO()
+        with contextlib.redirect_stdout(err):
+            self.assertRaises(SystemExit, cmd.main, ['evaluate', '--help'])
+        text = ' '.join(err.getvalue().split())
+        self.assertIn('cache_aware_swap', text)
+        self.assertIn('oracle', text)
+
     def test_evaluate_json(self):
         status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
                                '--policy', 'random', '--epochs', '2',
@@ -41,6 +61,8 @@ class TestCmd(base.BaseTestCase):
         self.assertTrue(data['simulated'])
         self.assertEqual(4, data['seed'])
         self.assertEqual(32, len(data['vms']))
+        self.assertEqual('none', data['baseline']['policy'])
+        self.assertEqual(4, data['baseline']['seed'])
 
     def test_errors_exit_2_with_message(self):
         status, _, err = _run(['evaluate', '--scenario', 'nope',

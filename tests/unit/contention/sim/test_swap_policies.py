@@ -12,6 +12,7 @@ from contention.perfmodel import mixes
 from contention.perfmodel import train
 from contention import policy
 from contention.sim import simulator
+from contention.sim import training
 from contention.sim.policies import swap as swap_policies
 from tests.unit.contention.swap import views as v
 
@@ -131,14 +132,14 @@ class TestModelCheckPolicy(testtools.TestCase):
         return seen
 
     def test_scenario_model_checks_every_audit(self):
-        real = train.train_from_sim
+        real = training.train_from_sim
         trained = []
 
         def quick(scen, **kwargs):
             trained.append(kwargs)
             kwargs.update(train.QUICK)
             return real(scen, **kwargs)
-        self.useFixture(fixtures.MockPatchObject(train, 'train_from_sim',
+        self.useFixture(fixtures.MockPatchObject(training, 'train_from_sim',
                                                  quick))
         pol = swap_policies.NumaAwareSwapPolicy(mix_model='scenario',
                                                 copies_samples=3)

@@ -155,3 +155,19 @@ class TestFilterStage(testtools.TestCase):
         p.profiles = {}
         self.assertEqual(HOSTS, p.filter_hosts(arrival('mcf'),
                                                loaded_view(), HOSTS))
+
+
+class TestAbstentionCounted(testtools.TestCase):
+
+    def test_far_profile_is_abstained_on_and_noted(self):
+        pol = weigher.ContentionWeigherPolicy(
+            model=test_models.trained_bundle(samples=5).interference)
+        # ten times the miss rate of anything the model trained on
+        far = features.parse_profile('mpki=400,mf=0.9,ipc=0.4', vcpus=1)
+        self.patch(pol, 'profile_of', lambda instance, view: far)
+        self.assertIsNone(pol.place(ARRIVAL, view(), ['busy', 'calm'],
+                                    random.Random(0)))
+        scores = pol.scores(ARRIVAL, view(), ['busy', 'calm'])
+        self.assertTrue(all(s.abstained for s in scores.values()))
+        self.assertEqual(4, pol.model_counts['abstained'])
+        self.assertIn('abstained on 4 of 4', ' '.join(pol.notes))

@@ -23,7 +23,7 @@ class TestMigrations(base.BaseTestCase):
 
     def test_upgrade_from_empty_matches_models(self):
         self.store.upgrade()
-        self.assertEqual('0004', self.store.schema_revision())
+        self.assertEqual('0005', self.store.schema_revision())
         with self.store.engine.connect() as conn:
             context = migration.MigrationContext.configure(conn)
             diff = autogenerate.compare_metadata(context, models.metadata)
@@ -32,7 +32,7 @@ class TestMigrations(base.BaseTestCase):
     def test_upgrade_twice_is_harmless(self):
         self.store.upgrade()
         self.store.upgrade()
-        self.assertEqual('0004', self.store.schema_revision())
+        self.assertEqual('0005', self.store.schema_revision())
 
     def test_downgrade_to_empty(self):
         self.store.upgrade()
@@ -114,3 +114,21 @@ class TestMigrations(base.BaseTestCase):
         with self.store.engine.connect() as conn:
             self.assertEqual(1, conn.execute(sa.text(
                 'SELECT samples FROM image_profiles')).scalar())
+
+    def test_0005_keeps_profiles_as_one_vote_that_new_hosts_outvote(self):
+        self.store.upgrade('0004')
+        with self.store.engine.begin() as conn:
+            conn.execute(sa.text(
+                'INSERT INTO image_profiles (image_id, mpki, mf, samples, '
+                "updated_at) VALUES ('image-a', 3.0, 0.5, 7, 100.0)"))
+        self.store.upgrade()
+        profile = self.store.image_profile('image-a')
+        self.assertEqual((3.0, 0.5, 7), (profile.mpki, profile.mf,
+                                         profile.samples))
+        # Two hosts at 10 outvote the one pre-0005 vote at 3.
+        self.store.ingest([reports.host_report(h, 200, [reports.instance(
+            'u-' + h, image_id='image-a', mpki=10.0)]) for h in ('a', 'b')])
+        self.assertEqual(10.0, self.store.image_profile('image-a').mpki)
+        self.store.downgrade('0004')
+        self.assertNotIn('image_host_profiles',
+                         sa.inspect(self.store.engine).get_table_names())

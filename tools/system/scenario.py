@@ -1,0 +1,327 @@
+"""`make system`: the operator's path through a real cloud of processes.
+
+Brings up the cloud of :mod:`stack`, then, through the ``openstack`` CLI
+(python-openstackclient with python-watcherclient), exactly as
+``doc/watcher.md`` shows: boots servers, lists our goal and strategies,
+runs an audit, shows and starts its action plan, checks that the servers
+end where the plan said and that the next audit proposes nothing new.
+Everything is torn down by pid at the end, pass or fail; the logs stay in
+``.system/run/logs`` (kept after a failure, removed by the next run).
+
+Exit status 0 when every check passed; the last line says
+``N passed, N failed``.
+"""
+
+import ast
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import dashboard  # noqa: E402
+import stack as stack_mod  # noqa: E402
+
+#: What each server "runs" (the emulated source's [emulated] profiles, by
+#: flavor): four memory-bound servers on one host, four CPU-bound on the
+#: other, two per socket, the contention the papers' global swap is for.
+FLAVOR_PROFILES = {'c1.mem': 'milc', 'c1.cpu': 'namd'}
+BATCHES = (('mem', 'c1.mem', 'cmp-1', 4), ('cpu', 'c1.cpu', 'cmp-2', 4))
+SERVERS = tuple(('%s-%d' % (name, i + 1), host, FLAVOR_PROFILES[flavor])
+                for name, flavor, host, n in BATCHES for i in range(n))
+AUDIT_PARAMS = ('-p', 'max_swaps=1', '-p', 'victim_selection=extreme')
+
+
+class Checks(object):
+    def __init__(self):
+        self.passed = []
+        self.failed = []
+
+    def check(self, name, ok, detail=''):
+        (self.passed if ok else self.failed).append(name)
+        stack_mod.log('%s: %s%s' % ('PASS' if ok else 'FAIL', name,
+                                    (' (%s)' % detail) if detail else ''))
+        return ok
+
+
+def wait_for(what, probe, timeout=180, every=3):
+    deadline = time.time() + timeout
+    while True:
+        value = probe()
+        if value:
+            return value
+        if time.time() > deadline:
+            raise RuntimeError('timed out waiting for %s' % what)
+        time.sleep(every)
+
+
+def optimize(st, *args):
+    return stack_mod.openstack(st, 'optimize', '--os-infra-optim-api-version',
+                               '1.5', *args, json_out=True)
+
+
+def server_hosts(st):
+    rows = stack_mod.openstack(st, 'server', 'list', '--long', json_out=True)
+    return {r['Name']: r['Host'] for r in rows}
+
+
+def boot(st, name, flavor, host=None, count=1):
+    args = ['server', 'create', '--flavor', flavor, '--image', 'tiny',
+            '--nic', 'none', '--wait']
+    if count > 1:
+        args += ['--min', str(count), '--max', str(count)]
+    if host:
+        args += ['--availability-zone', 'nova:%s' % host]
+    stack_mod.openstack(st, *(args + [name]))
+
+
+def weigher_probe(st, checks):
+    """An unforced boot, weighed by ContentionWeigher.
+
+    The weigher's scores are in the scheduler's log, and the host Nova
+    chose is the one the model scored best.
+    """
+    log_path = os.path.join(stack_mod.RUN, 'logs', 'nova-scheduler.log')
+    boot(st, 'probe', 'c1.cpu')
+    host = server_hosts(st).get('probe')
+    lines = [line for line in open(log_path)
+             if 'Contention scores (profile' in line]
+    if not checks.check('the weigher logged its scores in nova-scheduler',
+                        bool(lines)):
+        return
+    scores = ast.literal_eval(lines[-1].split(': ', 1)[1].rsplit(
+        ' weigh_object', 1)[0].strip())
+    best = max(scores.values())
+    checks.check('the scheduler chose a host the model scored best',
+                 scores.get(host) == best, '%s -> %s' % (scores, host))
+
+
+def run_audit(st, name, *extra):
+    audit = optimize(st, 'audit', 'create', '-g', 'contention_reduction',
+                     '-s', 'cache_aware_swap', '--name', name,
+                     *(AUDIT_PARAMS + extra))
+    uuid = audit['UUID']
+
+    def done():
+        a = optimize(st, 'audit', 'show', uuid)
+        return a if a['State'] in ('SUCCEEDED', 'FAILED') else None
+    return wait_for('audit %s' % name, done)
+
+
+def plan_of(st, audit_uuid):
+    plans = optimize(st, 'actionplan', 'list', '--audit', audit_uuid)
+    if not plans:
+        return None, []
+    plan = optimize(st, 'actionplan', 'show', plans[0]['UUID'])
+    actions = optimize(st, 'action', 'list', '--action-plan', plan['UUID'],
+                       '--detail')
+    return plan, actions
+
+
+def scenario(st, checks):
+    # The decision engine registers the plugins' goals when it has
+    # started: wait for that rather than racing it.
+    try:
+        goals = wait_for('our goal in Watcher', lambda: [
+            g['Name'] for g in optimize(st, 'goal', 'list')
+            if g['Name'] == 'contention_reduction'], timeout=120)
+    except RuntimeError:
+        goals = [g['Name'] for g in optimize(st, 'goal', 'list')]
+    checks.check('openstack optimize goal list shows contention_reduction',
+                 'contention_reduction' in goals, ', '.join(goals))
+    strategies = [s['Name'] for s in optimize(st, 'strategy', 'list')]
+    checks.check('strategy list shows cache_aware_swap and numa_aware_swap',
+                 {'cache_aware_swap', 'numa_aware_swap'} <= set(strategies))
+
+    for name, flavor, host, n in BATCHES:
+        boot(st, name, flavor, host, count=n)
+    hosts = server_hosts(st)
+    checks.check('servers booted on the hosts asked',
+                 all(hosts.get(n) == h for n, h, _ in SERVERS), hosts)
+    # Reports about Nova's own servers reach the store.
+    wait_for('agents reporting on the servers',
+             lambda: all_reported(st, len(SERVERS)), timeout=120)
+    checks.check('contention-status lists both hosts with their servers',
+                 True)
+    ids = {r['Name']: r['ID'] for r in stack_mod.openstack(
+        st, 'server', 'list', json_out=True)}
+    agent_rpc(st, checks, 'cmp-1', ids['mem-1'])
+    failing_audits(st, checks)
+
+    audit = run_audit(st, 'first')
+    checks.check('first audit SUCCEEDED', audit['State'] == 'SUCCEEDED',
+                 audit.get('Status Message'))
+    plan, actions = plan_of(st, audit['UUID'])
+    if not checks.check('the audit produced an action plan',
+                        plan is not None):
+        return
+    indicators = plan.get('Efficacy indicators') or []
+    checks.check('actionplan show has the efficacy indicators',
+                 len(indicators) >= 8, json.dumps(indicators)[:300])
+    swaps = [a for a in actions if a['Action Type'] == 'contention_swap']
+    checks.check('the plan proposes a contention_swap', bool(swaps),
+                 [a['Action Type'] for a in actions])
+    expected = {}
+    for a in swaps:
+        p = a['Parameters']
+        expected[p['resource_id']] = p['destination_node']
+        expected[p['partner_id']] = p['partner_destination_node']
+
+    horizon(st, checks, plan['UUID'])
+    optimize(st, 'actionplan', 'start', plan['UUID'])
+
+    def finished():
+        p = optimize(st, 'actionplan', 'show', plan['UUID'])
+        return p if p['State'] in ('SUCCEEDED', 'FAILED', 'CANCELLED') \
+            else None
+    final = wait_for('action plan', finished, timeout=600, every=5)
+    checks.check('actionplan start: the plan SUCCEEDED',
+                 final['State'] == 'SUCCEEDED', final.get('Status Message'))
+    by_id = {r['ID']: r['Host'] for r in stack_mod.openstack(
+        st, 'server', 'list', '--long', json_out=True)}
+    checks.check('the servers ended where the plan said',
+                 bool(expected) and all(by_id.get(u) == h
+                                        for u, h in expected.items()),
+                 '%s vs %s' % (expected, by_id))
+
+    # Let the agents report the new placement, then audit again.
+    time.sleep(25)
+    audit2 = run_audit(st, 'second')
+    plan2, actions2 = plan_of(st, audit2['UUID'])
+    swaps2 = [a for a in actions2 if a['Action Type'] == 'contention_swap']
+    checks.check('the next audit proposes no new swap', not swaps2,
+                 [a['Parameters'] for a in swaps2])
+    weigher_probe(st, checks)
+
+
+def failing_audits(st, checks):
+    """Missing telemetry and an empty model FAIL the audit, saying why."""
+    # Every report is older than a millisecond: all telemetry is missing.
+    audit = run_audit(st, 'stale', '-p', 'freshness=0.001')
+    message = audit.get('Status Message') or ''
+    checks.check('an audit without fresh telemetry FAILS and says why',
+                 audit['State'] == 'FAILED'
+                 and 'no fresh telemetry' in message, message)
+    # An availability zone no host is in: Watcher's model is empty.
+    scope = json.dumps([{'compute': [{'availability_zones': [
+        {'name': 'nosuch'}]}]}])
+    scope_file = os.path.join(stack_mod.RUN, 'empty-scope.json')
+    with open(scope_file, 'w') as f:
+        f.write(scope)
+    optimize(st, 'audittemplate', 'create', 'empty', 'contention_reduction',
+             '-s', 'cache_aware_swap', '--scope', scope_file)
+    created = optimize(st, 'audit', 'create', '-a', 'empty', '--name',
+                       'empty')
+
+    def done():
+        a = optimize(st, 'audit', 'show', created['UUID'])
+        return a if a['State'] in ('SUCCEEDED', 'FAILED') else None
+    audit = wait_for('audit empty', done)
+    message = audit.get('Status Message') or ''
+    checks.check('an audit of an empty compute model FAILS and says why',
+                 audit['State'] == 'FAILED' and 'compute model' in message,
+                 message)
+
+
+def agent_rpc(st, checks, host, instance_uuid):
+    """The agent's RPC answers on the contract's exchange.
+
+    That is the exchange the applier's client uses (contention/agent_rpc.py).
+    """
+    from oslo_config import cfg
+    import oslo_messaging
+    try:
+        from contention import agent_rpc as contract
+    except ImportError:
+        checks.check('agent RPC contract present (contention/agent_rpc.py)',
+                     False, 'not merged yet')
+        return
+    from compute_agent import cmd as agent_cmd
+    conf = cfg.ConfigOpts()
+    agent_cmd.register_messaging_opts(conf)
+    conf([], project='contention-system')
+    transport = oslo_messaging.get_rpc_transport(
+        conf, url=stack_mod.transport_url())
+    client = contract.AgentClient(transport, host, timeout=30,
+                                  caller='system-test')
+    report = client.get_report()
+    uuids = {i['uuid'] for i in (report or {}).get('instances', ())}
+    checks.check('get_report reaches the agent on %s over RPC' % host,
+                 instance_uuid in uuids, sorted(uuids))
+    try:
+        client.repin_instance(instance_uuid, node=0)
+        answer = 'done'
+    except oslo_messaging.MessagingTimeout as exc:
+        answer = 'timeout: %s' % exc
+    except Exception as exc:  # the agent's refusal, as a RemoteError
+        answer = 'refused by the agent: %s' % str(exc).splitlines()[0]
+    checks.check('a re-pin reaches the agent process on %s' % host,
+                 not answer.startswith('timeout'), answer)
+    transport.cleanup()
+
+
+def horizon(st, checks, plan_uuid):
+    """Horizon with watcher-dashboard in a headless Chromium."""
+    if not os.path.isdir(dashboard.HORIZON_VENV):
+        checks.check('Horizon environment present', False,
+                     'build it with tools/system/run.sh --horizon')
+        return
+    try:
+        dashboard.start(st)
+        dashboard.browse_in_horizon_env(checks, plan_uuid)
+    except Exception as exc:
+        traceback.print_exc()
+        checks.check('Horizon shows the action plan', False, exc)
+
+
+def all_reported(st, n):
+    out = stack_mod.subprocess.run(
+        [os.path.join(stack_mod.BIN, 'contention-status'), '--config-file',
+         stack_mod.conf_path('contention', 'collector.conf'), '--format',
+         'json', '--instances'], capture_output=True, text=True)
+    if out.returncode:
+        return False
+    view = json.loads(out.stdout)
+    seen = sum(len(h.get('instances', ())) for h in view['hosts'])
+    return len(view['hosts']) == len(stack_mod.COMPUTES) and seen >= n
+
+
+def _interrupted(signum, frame):
+    # timeout(1) or ^C: leave through the finally clause below, once.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise SystemExit('system: interrupted by signal %d' % signum)
+
+
+def main():
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
+    start = time.time()
+    stack_mod.clean_run_dir()
+    st = stack_mod.Stack()
+    checks = Checks()
+    ok = False
+    try:
+        stack_mod.bring_up(st, FLAVOR_PROFILES, stack_mod.make_shim())
+        stack_mod.log('cloud up in %.0f s' % (time.time() - start))
+        scenario(st, checks)
+        ok = not checks.failed
+    except (Exception, SystemExit):
+        traceback.print_exc()
+        checks.failed.append('error: see the traceback above')
+    finally:
+        st.teardown()
+        if ok:
+            stack_mod.drop_infra()
+    stack_mod.log('logs in %s/logs; %.0f s in all'
+                  % (stack_mod.RUN, time.time() - start))
+    print('system: %d passed, %d failed' % (len(checks.passed),
+                                            len(checks.failed)))
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
