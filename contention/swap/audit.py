@@ -7,7 +7,9 @@ actions in the order they must run, its efficacy indicators, and the
 reason for everything it left alone. It owns what both adapters used to
 do each their own way: the cool-down (from the move log), Merlin's
 repercussion check (section 3.5, from the move log and the classes before
-each move), the model check (``mix_values``) and the order of the phases.
+each move), the model check (``mix_values``), the order of the phases
+and the last check of every plan (:mod:`.harm`: feasible at every step,
+no instance hurt past a bound, no move back within the cool-down).
 
 The phases (each ``(state, params) -> (actions, skipped)``, applying its
 actions to the :class:`contention.swap.state.State` the next one plans
@@ -30,6 +32,7 @@ remembers its moves in memory.
 from contention import cluster
 from contention.swap import arbitration
 from contention.swap import balance
+from contention.swap import harm
 from contention.swap import local
 from contention.swap import measure
 from contention.swap import movelog
@@ -80,6 +83,7 @@ REASONS = {
                    'vCPUs and no repair fits or repays its cost',
 }
 REASONS.update(quota.REASONS)
+REASONS.update(harm.REASONS)
 
 
 def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
@@ -94,7 +98,10 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
                          % (', '.join(ALGORITHMS), algorithm))
     view = with_cooldown(view, move_log, params.cooldown_s)
     hurt = repercussions(view, move_log, params.repercussion_interval)
-    return plan(view, params, algorithm, hurt=hurt, mix_values=mix_values)
+    proposed = plan(view, params, algorithm, hurt=hurt,
+                    mix_values=mix_values)
+    # Every plan, Watcher's and the simulator's, passes the harm check.
+    return harm.check(view, proposed, params, move_log, mix_values)
 
 
 def with_cooldown(view, move_log, cooldown_s):

@@ -105,6 +105,16 @@ class SwapParameters:
              'misses weighted by each instance\'s Memory Factor) of the '
              'sockets it touches by its cost plus this fraction of it: a '
              'margin for the estimate\'s error.')
+    max_vm_harm: float = _field(
+        0.05, minimum=0, maximum=1,
+        help='No instance\'s predicted performance (the placement model\'s, '
+             'where it knows the instance\'s class) may fall by more than '
+             'this fraction; the moves that would are dropped, and a plan '
+             'lowering the predicted mean is dropped whole.')
+    max_latency_harm: float = _field(
+        0.02, minimum=0, maximum=1,
+        help='max_vm_harm for latency services (a flavor\'s '
+             'contention:profile), whose response time suffers first.')
     contention_swaps: bool = _field(
         False, defaults={NUMA_AWARE: True},
         help='After the balancing, use the swaps left (max_swaps) on the '

@@ -1,0 +1,367 @@
+"""Do no harm: the last check every plan passes before it is emitted.
+
+The phases plan each move on the state the previous ones leave, but a
+plan is run one action (one leg) at a time, and a move chosen for the
+balance of LLC misses may still hurt one co-runner badly. :func:`check`
+walks the plan's actions in order on a fresh :class:`State` and drops
+(with the actions that depend on them: the other re-pin of a socket
+exchange, later actions of the same instance):
+
+* ``would_undo``: a migration taking an instance back to the host it
+  left within the cool-down (the move log's hosts; a re-pin's socket is
+  not in the log, so re-pins are not judged);
+* ``no_transient_room``: a one-way migration, or the first leg of a swap
+  or exchange, with no room where it lands (the other leg has not left
+  yet), in every leg order;
+* ``infeasible_step``: any other leg that overcommits a host's or a
+  socket's CPUs or memory (or overcommits them further than they were);
+* ``harm_bound``: an action after which an instance's predicted
+  performance is more than ``max_vm_harm`` (``max_latency_harm`` for a
+  latency service) below its value before the plan.
+
+Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
+performance of the instances it touches falls (the placement model's
+prediction where it values every class, else the audit's own contention
+estimate, :func:`measure.pressure`, must not rise). The per-instance
+prediction is the placement model's (paper 003, sections 5-7: an
+instance's normalised performance beside its socket's co-runners); where
+it knows no class for an instance, the check abstains for it and says so
+(a ``harm_unchecked`` entry in the plan's skipped list; the action runs).
+"""
+
+import math
+
+from contention import cluster
+from contention.perfmodel import features
+from contention.perfmodel import mixes
+from contention.swap import measure
+from contention.swap import state as state_mod
+
+REASONS = {
+    'would_undo': 'the move takes the instance back to the host it left '
+                  'less than cooldown seconds ago',
+    'no_transient_room': 'the move (or a swap\'s first leg, in either '
+                         'order) has no room where it lands before the '
+                         'other leg leaves',
+    'infeasible_step': 'running the plan\'s actions in order leaves a host '
+                       'or socket with more CPUs or memory committed than '
+                       'it has (or more than before)',
+    'harm_bound': 'an instance\'s predicted performance would fall by more '
+                  'than max_vm_harm (max_latency_harm for a latency '
+                  'service)',
+    'plan_lowers_mean': 'the plan would lower the predicted mean '
+                        'performance; nothing is proposed',
+    'harm_unchecked': 'not a skip: the action runs, but the model has no '
+                      'profile for the instance, so the harm bound could '
+                      'not be checked for it',
+}
+
+_EPS = 1e-9
+
+
+def check(view, plan, params, move_log=None, mix_values=None):
+    """``plan`` with the actions that would do harm dropped (see module)."""
+    if not plan.actions:
+        return plan
+    groups = _groups(view, plan.actions)
+    skipped = list(plan.skipped)
+    groups = _undo_free(view, groups, params, move_log, skipped)
+    predictor = Predictor(mix_values)
+    state = state_mod.State(view)
+    baseline = Baseline(view)
+    applied = []
+    kept = []
+    dropped = set()
+    for group in groups:
+        uuids = _instances(group)
+        if uuids & dropped:
+            _drop(group, 'infeasible_step: depends on a dropped action',
+                  skipped, dropped)
+            continue
+        ordered, found = _feasible(state, group)
+        if ordered is None:
+            _drop(group, found, skipped, dropped)
+            continue
+        harmed = _harm(state, ordered, params, predictor, baseline)
+        if harmed is not None:
+            for inst in reversed(found):
+                state.restore(inst)
+            _drop(group, harmed, skipped, dropped)
+            continue
+        kept.extend(ordered)
+        applied.extend(found)
+    emptied = 'every action was dropped by the harm check (see skipped)'
+    if kept and _mean_falls(state, kept, predictor, baseline, applied):
+        skipped.append(cluster.Skipped(
+            'plan', 'plan_lowers_mean: %s' % REASONS['plan_lowers_mean']))
+        kept = []
+        emptied = 'plan_lowers_mean: ' + REASONS['plan_lowers_mean']
+    for uuid in sorted(predictor.unchecked & _instances(kept)):
+        skipped.append(cluster.Skipped(
+            uuid, 'harm_unchecked: no model profile for its class'))
+    if tuple(kept) == plan.actions and len(skipped) == len(plan.skipped):
+        return plan
+    return cluster.Plan(
+        actions=tuple(kept), skipped=tuple(skipped),
+        indicators=plan.indicators,
+        reason=None if kept else (plan.reason or emptied))
+
+
+def _legs(action):
+    if isinstance(action, cluster.Swap):
+        return (action.first, action.second)
+    return (action,)
+
+
+def _instances(actions):
+    return {leg.instance for action in actions for leg in _legs(action)}
+
+
+def _groups(view, actions):
+    """The actions as groups that run or drop together.
+
+    Two consecutive re-pins on one host exchanging the sockets of two
+    instances (a NUMA-aware swap within a host) are one group.
+    """
+    socket = {i.uuid: i.socket for i in view.instances}
+    groups, i = [], 0
+    while i < len(actions):
+        a = actions[i]
+        b = actions[i + 1] if i + 1 < len(actions) else None
+        if (isinstance(a, cluster.Repin) and isinstance(b, cluster.Repin)
+                and a.host == b.host and a.instance != b.instance
+                and a.dest_socket == socket.get(b.instance)
+                and b.dest_socket == socket.get(a.instance)):
+            groups.append((a, b))
+            socket[a.instance], socket[b.instance] = (a.dest_socket,
+                                                      b.dest_socket)
+            i += 2
+            continue
+        for leg in _legs(a):
+            if isinstance(leg, (cluster.Migrate, cluster.Repin)):
+                socket[leg.instance] = leg.dest_socket
+        groups.append((a,))
+        i += 1
+    return groups
+
+
+def _drop(group, reason, skipped, dropped):
+    for uuid in sorted(_instances(group)):
+        skipped.append(cluster.Skipped(uuid, reason))
+    dropped.update(_instances(group))
+
+
+def _undo_free(view, groups, params, move_log, skipped):
+    """``groups`` without those moving an instance back within cool-down."""
+    if move_log is None or not params.cooldown_s:
+        return groups
+    left = {}
+    for move in move_log.moves_since(view.now - params.cooldown_s):
+        if move.source_host != move.dest_host:
+            left.setdefault(move.uuid, set()).add(move.source_host)
+    kept = []
+    for group in groups:
+        back = [leg for action in group for leg in _legs(action)
+                if isinstance(leg, cluster.Migrate)
+                and leg.dest_host in left.get(leg.instance, ())]
+        if back:
+            for uuid in sorted(_instances(group)):
+                skipped.append(cluster.Skipped(
+                    uuid, 'would_undo: back to %s within the %.0f s '
+                          'cool-down' % (back[0].dest_host,
+                                         params.cooldown_s)))
+        else:
+            kept.append(group)
+    return kept
+
+
+def _over(state, host_name):
+    """What ``host_name`` and its sockets have committed beyond capacity."""
+    host = state.hosts.get(host_name)
+    if host is None:
+        return (math.inf,)
+    cpus, mem, _disk = state.free(host_name)
+    over = [-cpus, -mem]
+    for sock in host.sockets:
+        cell_cpus, cell_mem = state.cell_free(host_name, sock.id, False)
+        over.extend((-cell_cpus, -cell_mem))
+    return tuple(over)
+
+
+def _worse(before, after):
+    return any(a > max(0.0, b) + _EPS for b, a in zip(before, after))
+
+
+def _dest(leg):
+    return leg.dest_host if isinstance(leg, cluster.Migrate) else leg.host
+
+
+def _orders(group):
+    """The leg orders a group may run in (a swap's legs either way)."""
+    if len(group) == 2:
+        return (group, (group[1], group[0]))
+    action = group[0]
+    if isinstance(action, cluster.Swap):
+        return ((action,), (cluster.Swap(action.second, action.first),))
+    return (group,)
+
+
+def _feasible(state, group):
+    """The group in a feasible order, applied, or why there is none.
+
+    (order, the instances as they were before it) or (None, reason); a
+    feasible order is left applied on ``state``.
+    """
+    reason = None
+    for order in _orders(group):
+        legs = [leg for action in order for leg in _legs(action)]
+        originals = [state.inst[leg.instance] for leg in legs]
+        bad = None
+        for index, leg in enumerate(legs):
+            if isinstance(leg, cluster.CpuQuota):
+                state.apply(leg)
+                continue
+            before = _over(state, _dest(leg))
+            state.apply(leg)
+            if _worse(before, _over(state, _dest(leg))):
+                transient = index == 0 and (
+                    len(legs) == 2 or isinstance(leg, cluster.Migrate))
+                bad = ('no_transient_room: %s has no room on %s while it '
+                       'lands' % (leg.instance, _dest(leg)) if transient
+                       else 'infeasible_step: %s overcommits %s'
+                       % (leg.instance, _dest(leg)))
+                break
+        if bad is None:
+            return order, originals
+        for inst in reversed(originals):
+            state.restore(inst)
+        reason = reason or bad
+    return None, reason
+
+
+class Predictor:
+    """Per-instance predicted performance from the placement model.
+
+    ``mix_values`` (:class:`contention.perfmodel.mixes.MixValues`) holds
+    the model and the class profiles; an instance whose socket holds a
+    class it has no profile for has no prediction (recorded in
+    ``unchecked``).
+    """
+
+    def __init__(self, mix_values):
+        self.model = getattr(mix_values, 'model', None)
+        self.profiles = getattr(mix_values, 'profiles', None)
+        self.unchecked = set()
+        self._memo = {}
+
+    @property
+    def active(self):
+        return self.model is not None and self.profiles is not None
+
+    def perf(self, state, inst):
+        """(performance, latency service) of ``inst`` here, or None."""
+        if not self.active or inst.socket is None:
+            self.unchecked.add(inst.uuid)
+            return None
+        mix = measure.unit_mix(state, (inst.host, inst.socket))
+        cpus = state.socket_cpus(inst.host, inst.socket)
+        own = measure.mix_class(inst)
+        if not all(k in self.profiles for k, _ in mix):
+            self.unchecked.add(inst.uuid)
+            return None
+        item = (mix, cpus, own)
+        if item not in self._memo:
+            others = [(self.profiles[k], c - (k == own))
+                      for k, c in mix if c - (k == own) > 0]
+            row = features.feature_row(self.profiles[own],
+                                       mixes.cell_beside(cpus, others))
+            perf = float(self.model.predict([row])[0][0])
+            if math.isnan(perf):
+                self.unchecked.add(inst.uuid)
+                return None
+            self._memo[item] = (perf, bool(getattr(
+                self.profiles[own], 'latency', False)))
+        return self._memo[item]
+
+
+def _touched_instances(state, keys):
+    return [i for host, socket in keys
+            for i in state.on_host[host].values() if i.socket == socket]
+
+
+class Baseline:
+    """The view before the plan.
+
+    Its instances, and its :class:`State`, built only when the model
+    needs it (a second State of a 200,000-instance view costs ~0.6 s).
+    """
+
+    def __init__(self, view):
+        self.view = view
+        self.inst = {i.uuid: i for i in view.instances}
+        self._state = None
+
+    @property
+    def state(self):
+        if self._state is None:
+            self._state = state_mod.State(self.view)
+        return self._state
+
+
+def _keys(base, legs):
+    """The (host, socket) keys ``legs`` leave (before the plan) and reach."""
+    keys = set()
+    for leg in legs:
+        if isinstance(leg, cluster.CpuQuota):
+            continue
+        first = base.inst[leg.instance]
+        keys.update({(_dest(leg), leg.dest_socket),
+                     (first.host, first.socket)})
+    return keys
+
+
+def _harm(state, ordered, params, predictor, baseline):
+    """A harm_bound reason if ``ordered`` (applied) hurts an instance."""
+    if not predictor.active:
+        return None
+    base = baseline.state
+    legs = [leg for action in ordered for leg in _legs(action)]
+    for inst in _touched_instances(state, _keys(baseline, legs)):
+        now = predictor.perf(state, inst)
+        then = predictor.perf(base, base.inst[inst.uuid])
+        if now is None or then is None or then[0] <= 0:
+            continue
+        bound = params.max_latency_harm if then[1] else params.max_vm_harm
+        drop = (then[0] - now[0]) / then[0]
+        if drop > bound + _EPS:
+            return ('harm_bound: %s\'s predicted performance would fall '
+                    '%.1f%% (bound %.1f%%)'
+                    % (inst.uuid, 100 * drop, 100 * bound))
+    return None
+
+
+def _mean_falls(state, kept, predictor, baseline, applied):
+    """Whether the plan lowers the predicted mean of what it touches.
+
+    The model's mean performance over the touched sockets' instances it
+    values before and after; with no model, the audit's contention
+    estimate over those sockets must not rise.
+    """
+    legs = [leg for action in kept for leg in _legs(action)]
+    keys = _keys(baseline, legs)
+    if not predictor.active:
+        after = state.pressure(keys)
+        for inst in reversed(applied):
+            state.restore(inst)
+        return after > state.pressure(keys) + _EPS
+    base = baseline.state
+    pairs = []
+    for inst in _touched_instances(state, keys):
+        now = predictor.perf(state, inst)
+        then = predictor.perf(base, base.inst[inst.uuid])
+        if now is not None and then is not None:
+            pairs.append((then[0], now[0]))
+    if not pairs:
+        return False
+    return (sum(n for _, n in pairs) < sum(t for t, _ in pairs)
+            - _EPS * len(pairs))

@@ -1,0 +1,260 @@
+"""Do no harm: the last check of every plan.
+
+Every emitted plan is feasible step by step, hurts no instance past the
+bound and moves nothing back within the cool-down.
+"""
+
+import dataclasses
+
+import hypothesis
+from hypothesis import strategies as st
+import numpy as np
+import testtools
+
+from contention import cluster
+from contention.perfmodel import features
+from contention.perfmodel import mixes
+from contention import swap
+from contention.swap import harm
+from contention.swap import measure
+from contention.swap import movelog
+from contention.swap import state as state_mod
+from tests.unit.contention.swap import views as v
+
+M = 1e6
+PARAMS = swap.SwapParameters()
+
+
+class CrowdModel(object):
+    """An interference model stand-in.
+
+    Performance falls with the co-runners' summed MPKI and miss intensity.
+    """
+
+    CO = [features.FEATURE_NAMES.index(n)
+          for n in ('co_mpki_sum', 'co_miss_intensity')]
+
+    def predict(self, rows):
+        rows = np.asarray(rows, float)[:, self.CO]
+        return (1.0 / (1.0 + 0.01 * np.nansum(rows, axis=1)))[:, None]
+
+
+def mix_values_for(view, latency_images=()):
+    return mixes.MixValues(CrowdModel(), mixes.class_profiles(
+        view.instances, measure.mix_class, latency_images))
+
+
+def over(state, host_name):
+    """Each capacity of the host and its sockets committed past its size."""
+    cpus, mem, _ = state.free(host_name)
+    out = [-cpus, -mem]
+    for sock in state.hosts[host_name].sockets:
+        c, m = state.cell_free(host_name, sock.id, False)
+        out.extend((-c, -m))
+    return out
+
+
+def legs_of(plan):
+    for action in plan.actions:
+        if isinstance(action, cluster.Swap):
+            yield action.first
+            yield action.second
+        else:
+            yield action
+
+
+class TestFullHosts(testtools.TestCase):
+    """Issue 19's case: a socket exchange on a full host."""
+
+    def _host(self):
+        return v.host('a', cpus=8, memory_mib=4096)
+
+    def test_refused_memory_leg_leaves_no_leg_applied(self):
+        # Both sockets full: neither re-pin with memory fits first.
+        view = v.view([self._host()], [
+            v.vm('x', 'a', 30 * M, socket=0, memory_mib=2048),
+            v.vm('w', 'a', 1 * M, socket=0, memory_mib=2048),
+            v.vm('y', 'a', 1 * M, socket=1, memory_mib=2048),
+            v.vm('z', 'a', 1 * M, socket=1, memory_mib=2048)])
+        plan = cluster.Plan(actions=(
+            cluster.Repin('x', 'a', 1, move_memory=True),
+            cluster.Repin('y', 'a', 0, move_memory=True)))
+        out = harm.check(view, plan, PARAMS)
+        self.assertEqual((), out.actions)
+        reasons = {s.subject: s.reason.split(':')[0] for s in out.skipped}
+        self.assertEqual({'x': 'no_transient_room',
+                          'y': 'no_transient_room'}, reasons)
+
+    def test_exchange_is_reordered_when_one_order_fits(self):
+        view = v.view([self._host()], [
+            v.vm('x', 'a', 1 * M, socket=0, memory_mib=2048),
+            v.vm('y', 'a', 30 * M, socket=1, memory_mib=2048),
+            v.vm('z', 'a', 1 * M, socket=1, memory_mib=2048)])
+        plan = cluster.Plan(actions=(
+            cluster.Repin('x', 'a', 1, move_memory=True),
+            cluster.Repin('y', 'a', 0, move_memory=True)))
+        out = harm.check(view, plan, PARAMS)
+        self.assertEqual(['y', 'x'], [a.instance for a in out.actions])
+
+    def test_later_action_of_a_dropped_instance_is_dropped(self):
+        view = v.view([self._host(), v.host('b', cpus=8, memory_mib=4096)], [
+            v.vm('x', 'a', 30 * M, socket=0, memory_mib=4096),
+            v.vm('y', 'b', 1 * M, socket=0, memory_mib=4096),
+            v.vm('f', 'b', 1 * M, socket=1, memory_mib=4096)])
+        plan = cluster.Plan(actions=(
+            cluster.Migrate('x', 'a', 'b', 0),
+            cluster.CpuQuota('x', 'b', 1.0)))
+        out = harm.check(view, plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertEqual(['no_transient_room', 'infeasible_step'],
+                         [s.reason.split(':')[0] for s in out.skipped])
+
+
+class TestHarmBound(testtools.TestCase):
+
+    def _view(self):
+        # Socket 0 of 'a' holds a cache-sensitive VM alone; moving a
+        # heavy one beside it hurts it.
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, mf=0.9, mpki=1.0, ipc=1.0,
+                 image_id='s', flavor='f'),
+            v.vm('h', 'b', 90 * M, socket=0, mf=0.9, mpki=60.0, ipc=0.3,
+                 image_id='h', flavor='f', vcpus=4)])
+
+    def test_move_hurting_a_corunner_is_dropped(self):
+        view = self._view()
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        out = harm.check(view, plan, PARAMS, mix_values=mix_values_for(view))
+        self.assertEqual((), out.actions)
+        self.assertIn('harm_bound', [s.reason.split(':')[0]
+                                     for s in out.skipped])
+
+    def test_bound_of_one_lets_it_through_unless_the_mean_falls(self):
+        view = self._view()
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        params = dataclasses.replace(PARAMS, max_vm_harm=1.0,
+                                     max_latency_harm=1.0)
+        out = harm.check(view, plan, params, mix_values=mix_values_for(view))
+        # Crowding two VMs on one socket lowers the predicted mean.
+        self.assertEqual((), out.actions)
+        self.assertEqual('plan_lowers_mean',
+                         out.skipped[-1].reason.split(':')[0])
+        self.assertTrue(out.reason.startswith('plan_lowers_mean'))
+
+    def test_without_a_profile_the_check_abstains_and_says_so(self):
+        view = self._view()
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, mpki=None) for i in view.instances))
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 1),))
+        out = harm.check(view, plan, PARAMS, mix_values=mix_values_for(view))
+        self.assertEqual(plan.actions, out.actions)
+        self.assertEqual('harm_unchecked', out.skipped[0].reason[:14])
+
+
+class TestWouldUndo(testtools.TestCase):
+
+    def test_move_back_within_cooldown_is_dropped(self):
+        view = v.view([v.host('a'), v.host('b')],
+                      [v.vm('x', 'b', 30 * M)])
+        log = movelog.InMemoryMoveLog()
+        log.record([movelog.Move('x', 'a', 'b', view.now - 60)])
+        plan = cluster.Plan(actions=(cluster.Migrate('x', 'b', 'a', 0),))
+        out = harm.check(view, plan, PARAMS, log)
+        self.assertEqual((), out.actions)
+        self.assertEqual('would_undo', out.skipped[0].reason.split(':')[0])
+        old = movelog.InMemoryMoveLog()
+        old.record([movelog.Move('x', 'a', 'b',
+                                 view.now - PARAMS.cooldown_s - 1)])
+        self.assertEqual(plan.actions,
+                         harm.check(view, plan, PARAMS, old).actions)
+
+
+IMAGES = ('i0', 'i1', 'i2', 'i3')
+
+
+@st.composite
+def full_views(draw):
+    """Views of 2-3 hosts of two small sockets, often full.
+
+    Filled greedily with instances of a few images; some moved recently
+    (the move log).
+    """
+    n_hosts = draw(st.integers(2, 3))
+    mem = draw(st.sampled_from((4096, 8192)))
+    hosts = [v.host('h%d' % i, cpus=4, memory_mib=mem)
+             for i in range(n_hosts)]
+    used = {}
+    instances = []
+    for n in range(draw(st.integers(2, 12))):
+        vcpus = draw(st.sampled_from((1, 2)))
+        memory = draw(st.sampled_from((1024, 2048)))
+        host = draw(st.integers(0, n_hosts - 1))
+        socket = draw(st.integers(0, 1))
+        cpus, mem_used = used.get((host, socket), (0, 0))
+        if cpus + vcpus > 4 or mem_used + memory > mem:
+            continue
+        used[(host, socket)] = (cpus + vcpus, mem_used + memory)
+        image = draw(st.sampled_from(IMAGES))
+        misses = draw(st.sampled_from((0.5, 5, 30, 90))) * M
+        instances.append(v.vm(
+            'vm%d' % n, 'h%d' % host, misses, socket=socket, vcpus=vcpus,
+            memory_mib=memory, mf=min(0.9, 0.05 + misses / 1e8),
+            mpki=misses / 2e6, ipc=1.0, image_id=image, flavor='f%d' % vcpus))
+    view = v.view(hosts, instances)
+    log = movelog.InMemoryMoveLog()
+    for inst in instances:
+        if draw(st.booleans()) and draw(st.booleans()):
+            other = 'h%d' % ((int(inst.host[1:]) + 1) % n_hosts)
+            log.record([movelog.Move(inst.uuid, other, inst.host,
+                                     view.now - draw(st.sampled_from(
+                                         (60.0, 7200.0))))])
+    return view, log
+
+
+class TestEveryPlan(testtools.TestCase):
+    """The properties of every plan run_audit emits."""
+
+    def _check(self, view, log, algorithm, mix_values, params):
+        plan = swap.run_audit(view, params, log, algorithm, mix_values)
+        state = state_mod.State(view)
+        for leg in legs_of(plan):
+            if isinstance(leg, cluster.CpuQuota):
+                state.apply(leg)
+                continue
+            dest = (leg.dest_host if isinstance(leg, cluster.Migrate)
+                    else leg.host)
+            state.apply(leg)
+            self.assertTrue(all(x <= 1e-9 for x in over(state, dest)),
+                            'step %r overcommits %s' % (leg, dest))
+        recent = {}
+        for move in log.moves_since(view.now - params.cooldown_s):
+            recent.setdefault(move.uuid, set()).add(move.source_host)
+        for leg in legs_of(plan):
+            if isinstance(leg, cluster.Migrate):
+                self.assertNotIn(leg.dest_host, recent.get(leg.instance, ()))
+        if mix_values is None:
+            return
+        predictor = harm.Predictor(mix_values)
+        base = state_mod.State(view)
+        for inst in view.instances:
+            then = predictor.perf(base, inst)
+            now = predictor.perf(state, state.inst[inst.uuid])
+            if then is None or now is None:
+                continue
+            bound = params.max_latency_harm if then[1] else params.max_vm_harm
+            self.assertGreaterEqual(now[0], then[0] * (1 - bound) - 1e-9,
+                                    inst.uuid)
+
+    @hypothesis.settings(max_examples=60, deadline=None)
+    @hypothesis.given(full_views(), st.sampled_from(sorted(swap.ALGORITHMS)),
+                      st.booleans(), st.booleans())
+    def test_feasible_bounded_no_move_back(self, drawn, algorithm,
+                                           with_model, short_cooldown):
+        view, log = drawn
+        params = swap.SwapParameters(
+            threshold=1 * M, min_predicted_gain=0.0,
+            migration_cost_per_gib=0.0,
+            cooldown_s=600.0 if short_cooldown else 3600.0)
+        mix_values = (mix_values_for(view, latency_images=('i0',))
+                      if with_model else None)
+        self._check(view, log, algorithm, mix_values, params)
