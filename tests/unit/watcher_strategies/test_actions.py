@@ -312,6 +312,19 @@ class TestContentionRepin(base.TestCase):
                                     action.execute)
         self.assertIn('refused', str(exc))
 
+    def test_agent_refusal_carries_its_reason_not_its_traceback(self):
+        action = actions.ContentionRepin(utils.Struct())
+        action.input_parameters = {'resource_id': A, 'host': 'h1'}
+        trace = ['Traceback (most recent call last):\n',
+                 '  File "compute_agent/actions.py", line 1, in repin\n'] * 50
+        with mock.patch.object(actions, 'repin', side_effect=(
+                oslo_messaging.RemoteError('ActionError', 'busy', trace))):
+            exc = self.assertRaises(actions.ContentionActionFailed,
+                                    action.execute)
+        self.assertIn('busy', str(exc))
+        self.assertNotIn('Traceback', str(exc))
+        self.assertLess(len(str(exc)), 200)
+
     def test_a_repin_and_a_quota_change_are_recorded(self):
         store = store_api.open_store('sqlite://')
         store.upgrade()
