@@ -26,6 +26,7 @@ from compute_agent import publisher as publisher_mod
 from compute_agent import rpc
 from compute_agent import service
 from contention import agent_rpc
+from contention import opts as core_opts
 from contention import topology_parse
 
 LOG = logging.getLogger(__name__)
@@ -95,8 +96,10 @@ def _cpuset(text, name):
 def build(conf):
     """Collector and the local actions of this host, from ``conf``."""
     agent = conf.agent
+    thresholds, overhead_thresholds = core_opts.thresholds_from_conf(conf)
     collector = loop.Collector(agent.host, loop.load_sources(agent.sources),
-                               agent.interval)
+                               agent.interval, thresholds=thresholds,
+                               overhead_thresholds=overhead_thresholds)
     collector.open(conf)
     connection = libvirt_connection.LibvirtConnection(
         agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,

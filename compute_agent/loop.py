@@ -90,11 +90,16 @@ def merge_samples(samples):
 class Collector(object):
     """Runs the sources and keeps what must survive between cycles."""
 
-    def __init__(self, host, sources, interval, clock=time.time):
+    def __init__(self, host, sources, interval, clock=time.time,
+                 thresholds=None, overhead_thresholds=None):
         self.host = host
         self.sources = list(sources)
         self.interval = interval
         self._clock = clock
+        #: ``[contention_thresholds]``: Merlin's class bins and Liu & Li's
+        #: overhead levels (None: the papers' defaults).
+        self.thresholds = thresholds
+        self.overhead_thresholds = overhead_thresholds
         self._tracker = counters_mod.CounterTracker()
         self._incarnations = {}
         self._topology = None
@@ -180,7 +185,9 @@ class Collector(object):
         events.extend(extra_events)
         return aggregate.build_report(
             self.host, now, interval, self._topology, records,
-            sources=tuple(s.status for s in samples), events=tuple(events))
+            sources=tuple(s.status for s in samples), events=tuple(events),
+            thresholds=self.thresholds,
+            overhead_thresholds=self.overhead_thresholds)
 
     def _record(self, inst, now, topology):
         if not inst.name or not inst.vcpus or inst.memory_mib is None:

@@ -62,6 +62,27 @@ class TestOnce(base.AgentTestCase):
         self.assertEqual(1, self.main('--once'))
         self.assertIn('unknown source(s) pmu', self.stderr.getvalue())
 
+    def test_thresholds_come_from_the_config(self):
+        with open(self.config, 'a') as f:
+            f.write('[contention_thresholds]\nmpki_low = 1.5\n'
+                    'mpki_high = 9\nnode_mpki_trigger = 80\n')
+        conf = cfg.ConfigOpts()
+        cmd._register(conf)
+        conf(['--config-file', self.config], project='contention')
+        collector, _ = cmd.build(conf)
+        self.addCleanup(collector.close)
+        self.assertEqual((1.5, 9.0, 80.0),
+                         (collector.thresholds.mpki_low,
+                          collector.thresholds.mpki_high,
+                          collector.thresholds.node_mpki_trigger))
+
+    def test_inconsistent_thresholds_are_a_config_error(self):
+        with open(self.config, 'a') as f:
+            f.write('[contention_thresholds]\nmpki_low = 20\n'
+                    'mpki_high = 10\n')
+        self.assertEqual(1, self.main('--once'))
+        self.assertIn('[contention_thresholds]', self.stderr.getvalue())
+
 
 class TestCompression(base.AgentTestCase):
     """[agent] compress_reports sets the rabbit driver's compression."""
