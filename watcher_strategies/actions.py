@@ -59,6 +59,29 @@ _CPU_LIST = {'type': 'array', 'minItems': 1,
              'items': {'type': 'integer', 'minimum': 0}}
 _CPUS = {'anyOf': [_CPU_LIST, {'type': 'null'}]}
 
+_HOST = {'type': 'string', 'minLength': 1}
+
+
+def _migration_schema(**partner):
+    """The input schema of a live migration, and of its partner's leg.
+
+    Every property given in ``partner`` (a swap's second instance) is
+    required except its CPUs, as the first instance's are.
+    """
+    properties = {
+        'resource_id': {'type': 'string', 'pattern': _UUID},
+        'resource_name': {'type': 'string'},
+        'source_node': _HOST,
+        'destination_node': _HOST,
+        'migration_type': {'type': 'string', 'enum': ['live']},
+        'destination_cpus': _CPUS,
+    }
+    properties.update(partner)
+    required = ['resource_id', 'source_node', 'destination_node']
+    required += [k for k in partner if not k.endswith('_cpus')]
+    return {'type': 'object', 'properties': properties,
+            'required': required, 'additionalProperties': False}
+
 
 class ContentionActionFailed(exception.WatcherException):
     msg_fmt = '%(message)s'
@@ -217,26 +240,11 @@ class ContentionSwap(_NovaAction):
 
     @property
     def schema(self):
-        host = {'type': 'string', 'minLength': 1}
-        return {
-            'type': 'object',
-            'properties': {
-                'resource_id': {'type': 'string', 'pattern': _UUID},
-                'resource_name': {'type': 'string'},
-                'source_node': host,
-                'destination_node': host,
-                'partner_id': {'type': 'string', 'pattern': _UUID},
-                'partner_source_node': host,
-                'partner_destination_node': host,
-                'migration_type': {'type': 'string', 'enum': ['live']},
-                'destination_cpus': _CPUS,
-                'partner_destination_cpus': _CPUS,
-            },
-            'required': ['resource_id', 'source_node', 'destination_node',
-                         'partner_id', 'partner_source_node',
-                         'partner_destination_node'],
-            'additionalProperties': False,
-        }
+        return _migration_schema(
+            partner_id={'type': 'string', 'pattern': _UUID},
+            partner_source_node=_HOST,
+            partner_destination_node=_HOST,
+            partner_destination_cpus=_CPUS)
 
     def _legs(self):
         p = self.input_parameters
@@ -458,20 +466,7 @@ class ContentionMigrate(ContentionSwap):
 
     @property
     def schema(self):
-        host = {'type': 'string', 'minLength': 1}
-        return {
-            'type': 'object',
-            'properties': {
-                'resource_id': {'type': 'string', 'pattern': _UUID},
-                'resource_name': {'type': 'string'},
-                'source_node': host,
-                'destination_node': host,
-                'migration_type': {'type': 'string', 'enum': ['live']},
-                'destination_cpus': _CPUS,
-            },
-            'required': ['resource_id', 'source_node', 'destination_node'],
-            'additionalProperties': False,
-        }
+        return _migration_schema()
 
     def _legs(self):
         p = self.input_parameters

@@ -30,6 +30,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from compute_agent.sources import base
+from compute_agent.sources import sim as sim_source
 from contention.sim import hardware
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
@@ -175,8 +176,7 @@ class EmulatedSource(base.Source):
         self.sim = None
         self._key = None
         self._generation = 0
-        self._start = None
-        self._last = None
+        self._clock = sim_source.EmulatedClock()
         self._error = None
 
     def open(self, conf):
@@ -222,7 +222,7 @@ class EmulatedSource(base.Source):
         self._by_uuid = {s.uuid: s for s, _ in chosen}
         self._sim_uuid = {inst.name: inst.uuid
                           for inst in self.sim.state.instances}
-        self._start = self._last = None
+        self._clock = sim_source.EmulatedClock()
         LOG.info('emulated source: host %s now runs %d server(s): %s',
                  self.host, len(chosen),
                  ', '.join('%s (%s)' % (s.name, p) for s, p in chosen))
@@ -246,13 +246,7 @@ class EmulatedSource(base.Source):
             self._rebuild(servers)
         except (ValueError, scenario_mod.ScenarioError) as exc:
             return self.unavailable('emulated: %s' % exc)
-        if self._start is None:
-            self._start = now
-        t = now - self._start
-        dt = now - self._last if self._last is not None else 0.0
-        self._last = now
-        if dt > 0:
-            self.sim.measure(t - dt / 2.0, dt)
+        self._clock.step(self.sim, now)
         topology = self.sim.state.hosts[0].model.topology
         samples = []
         for uuid, server in sorted(self._by_uuid.items()):

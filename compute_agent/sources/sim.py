@@ -21,14 +21,35 @@ from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
 
 
+class EmulatedClock(object):
+    """Runs a simulator along the agent's clock.
+
+    Each collection measures the interval since the one before, at its
+    midpoint, so the counters an emulated source reports cover exactly
+    the interval the collection loop divides them by.
+    """
+
+    def __init__(self):
+        self.start = None
+        self.last = None
+
+    def step(self, sim, now):
+        if self.start is None:
+            self.start = now
+        t = now - self.start
+        dt = now - self.last if self.last is not None else 0.0
+        self.last = now
+        if dt > 0:
+            sim.measure(t - dt / 2.0, dt)
+
+
 class SimSource(base.Source):
     name = 'sim'
 
     def __init__(self):
         self.sim = None
         self._host = None
-        self._start = None
-        self._last = None
+        self._clock = EmulatedClock()
         self._error = None
 
     def open(self, conf):
@@ -59,13 +80,7 @@ class SimSource(base.Source):
     def collect(self, now):
         if self._error or self.sim is None:
             return self.unavailable(self._error or 'not opened')
-        if self._start is None:
-            self._start = now
-        t = now - self._start
-        dt = now - self._last if self._last is not None else 0.0
-        self._last = now
-        if dt > 0:
-            self.sim.measure(t - dt / 2.0, dt)
+        self._clock.step(self.sim, now)
         host = self.sim.state.hosts[self._host]
         samples = []
         for inst in self.sim.state.on_host(self._host):
