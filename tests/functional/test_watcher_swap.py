@@ -188,7 +188,15 @@ class TestContentionSwapEndToEnd(_EndToEnd):
         self.assertIn('undone', action['status_message'])
         self.assertEqual('compute-1', self._host_of(vm1))
         self.assertEqual('compute-2', self._host_of(vm4))
-        self.assertEqual([], self.store.moves_since(0))
+        # Both instances are back where they were, and the failed swap is
+        # recorded for each, so the cool-down holds them back (issue 18).
+        self.assertEqual(
+            {(vm1.uuid, 'compute-1', 'compute-1',
+              'watcher:contention_swap:failed'),
+             (vm4.uuid, 'compute-2', 'compute-2',
+              'watcher:contention_swap:failed')},
+            {(m.uuid, m.source_host, m.dest_host, m.origin)
+             for m in self.store.moves_since(0)})
 
     def test_missing_telemetry_fails_the_audit_with_a_reason(self):
         # Only compute-1 reports: 2 of 5 instances have no telemetry.
