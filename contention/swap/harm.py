@@ -12,9 +12,11 @@ exchange, later actions of the same instance):
   not in the log, so re-pins are not judged);
 * ``no_transient_room``: a one-way migration, or the first leg of a swap
   or exchange, with no room where it lands (the other leg has not left
-  yet), in every leg order;
-* ``infeasible_step``: any other leg that overcommits a host's or a
-  socket's CPUs or memory (or overcommits them further than they were);
+  yet), in every leg order, by the rules Nova and the agent enforce as
+  the leg runs (:func:`_landing_over`);
+* ``infeasible_step``: any other leg that does not land, or a group that
+  leaves a host or a socket with more CPUs or memory committed than it
+  has (or more than before);
 * ``harm_bound``: an action after which an instance's predicted
   performance is more than ``max_vm_harm`` (``max_latency_harm`` for a
   latency service) below its value before the plan.
@@ -34,6 +36,7 @@ import math
 from contention import cluster
 from contention.perfmodel import features
 from contention.perfmodel import mixes
+from contention.swap import feasibility
 from contention.swap import measure
 from contention.swap import state as state_mod
 
@@ -188,6 +191,38 @@ def _over(state, host_name):
     return tuple(over)
 
 
+def _landing_over(state, leg):
+    """What one leg needs free where it lands, as it runs.
+
+    The rules Nova, libvirt and the agent enforce at that moment (the
+    simulator's refusals, :data:`contention.sim.simulator.REJECT_REASONS`,
+    are the same): a migration needs the destination host's free vCPUs
+    and RAM (Nova's scheduler) and memory on the node it lands on; an
+    instance with a NUMA topology or dedicated CPUs needs the whole cell
+    (Nova's NUMA fitting); a re-pin that moves memory needs it to fit on
+    the destination node (the agent refuses otherwise). Shared vCPUs on a
+    full socket for the moment a swap's other leg takes to leave are
+    slower, not refused: that is judged on the state the whole group
+    leaves (:func:`_feasible`).
+    """
+    inst = state.inst[leg.instance]
+    numa = feasibility.numa_bound(inst)
+    over = []
+    if isinstance(leg, cluster.Migrate):
+        if leg.dest_host not in state.hosts:
+            return (math.inf,)
+        cpus, mem, _disk = state.free(leg.dest_host)
+        over = [-cpus, -mem]
+    elif not (numa or leg.move_memory):
+        return ()
+    cell_cpus, cell_mem = state.cell_free(
+        _dest(leg), leg.dest_socket, feasibility.dedicated(inst))
+    over.append(-cell_mem)
+    if numa:
+        over.append(-cell_cpus)
+    return tuple(over)
+
+
 def _worse(before, after):
     return any(a > max(0.0, b) + _EPS for b, a in zip(before, after))
 
@@ -209,6 +244,9 @@ def _orders(group):
 def _feasible(state, group):
     """The group in a feasible order, applied, or why there is none.
 
+    Each leg must land (:func:`_landing_over`) in the order the legs run;
+    then no host or socket the group reaches may be left with more CPUs
+    or memory committed than it has (or more than before).
     (order, the instances as they were before it) or (None, reason); a
     feasible order is left applied on ``state``.
     """
@@ -216,14 +254,17 @@ def _feasible(state, group):
     for order in _orders(group):
         legs = [leg for action in order for leg in _legs(action)]
         originals = [state.inst[leg.instance] for leg in legs]
+        hosts = sorted({_dest(leg) for leg in legs
+                        if not isinstance(leg, cluster.CpuQuota)})
+        first = {h: _over(state, h) for h in hosts}
         bad = None
         for index, leg in enumerate(legs):
             if isinstance(leg, cluster.CpuQuota):
                 state.apply(leg)
                 continue
-            before = _over(state, _dest(leg))
+            before = _landing_over(state, leg)
             state.apply(leg)
-            if _worse(before, _over(state, _dest(leg))):
+            if _worse(before, _landing_over(state, leg)):
                 transient = index == 0 and (
                     len(legs) == 2 or isinstance(leg, cluster.Migrate))
                 bad = ('no_transient_room: %s has no room on %s while it '
@@ -231,6 +272,12 @@ def _feasible(state, group):
                        else 'infeasible_step: %s overcommits %s'
                        % (leg.instance, _dest(leg)))
                 break
+        if bad is None:
+            over = [h for h in hosts if _worse(first[h], _over(state, h))]
+            if over:
+                bad = ('infeasible_step: %s left overcommits %s'
+                       % ('the group' if len(legs) > 1
+                          else legs[0].instance, over[0]))
         if bad is None:
             return order, originals
         for inst in reversed(originals):

@@ -224,8 +224,16 @@ class TestEveryPlan(testtools.TestCase):
             dest = (leg.dest_host if isinstance(leg, cluster.Migrate)
                     else leg.host)
             state.apply(leg)
-            self.assertTrue(all(x <= 1e-9 for x in over(state, dest)),
+            # As each leg runs: the host's vCPUs and RAM (Nova) and every
+            # node's memory (libvirt, the agent) hold; a socket's shared
+            # CPUs may be crowded until the swap's other leg leaves.
+            committed = over(state, dest)
+            self.assertTrue(all(x <= 1e-9 for x in committed[:2]
+                                + committed[3::2]),
                             'step %r overcommits %s' % (leg, dest))
+        for host in view.hosts:
+            self.assertTrue(all(x <= 1e-9 for x in over(state, host.name)),
+                            'the plan leaves %s overcommitted' % host.name)
         recent = {}
         for move in log.moves_since(view.now - params.cooldown_s):
             recent.setdefault(move.uuid, set()).add(move.source_host)
