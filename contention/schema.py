@@ -35,7 +35,13 @@ import sys
 import types
 import typing
 
-_INT_KEY = re.compile(r'0|-?[1-9][0-9]*')
+_INT_KEY = re.compile(r'0|-?[1-9][0-9]{0,19}')
+
+#: The largest integer (in magnitude) a report may hold: the widest
+#: hardware counter (perf's are unsigned 64-bit). Python's integers are
+#: unbounded, JSON's too; a 400-digit counter passed every type check and
+#: then broke the code that formats or stores it.
+INT_MAX = 2 ** 64 - 1
 
 
 class InvalidData(ValueError):
@@ -163,10 +169,10 @@ def _compile_field(hint, metadata):
         return checked
     minimum = metadata.get('minimum')
     if scalar == [int]:
-        low = -_INF if minimum is None else minimum
+        low = -INT_MAX if minimum is None else minimum
 
         def load_int(value, parent, suffix):
-            if type(value) is int and value >= low:
+            if type(value) is int and low <= value <= INT_MAX:
                 return value
             if value is None and optional:
                 return None
@@ -283,10 +289,12 @@ def _load_key(hint, key, path):
     if hint is int:
         # JSON object keys are strings; accept only the canonical spelling
         # ("7", not "07" or " 7") so two keys cannot collapse into one.
-        if isinstance(key, int) and not isinstance(key, bool):
-            return key
         if isinstance(key, str) and _INT_KEY.fullmatch(key):
-            return int(key)
+            key = int(key)
+        if isinstance(key, int) and not isinstance(key, bool):
+            if -INT_MAX <= key <= INT_MAX:
+                return key
+            raise InvalidData(path, 'key out of the 64-bit range')
         raise InvalidData(path, 'key must be an integer')
     if hint is str and isinstance(key, str):
         return key
@@ -301,20 +309,24 @@ def _load_bool(value, parent, suffix):
 
 
 def _load_int(value, parent, suffix):
-    if type(value) is int:
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    raise InvalidData(parent + suffix, 'expected an integer, got %r'
-                      % (value,))
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidData(parent + suffix, 'expected an integer, got %r'
+                          % (value,))
+    if not -INT_MAX <= value <= INT_MAX:
+        raise InvalidData(parent + suffix, 'integer out of the 64-bit range '
+                          '(%d digits)' % len(str(abs(value))))
+    return value
 
 
 def _load_float(value, parent, suffix):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidData(parent + suffix, 'expected a number, got %r'
                           % (value,))
+    if isinstance(value, int) and not -INT_MAX <= value <= INT_MAX:
+        raise InvalidData(parent + suffix, 'integer out of the 64-bit range '
+                          '(%d digits)' % len(str(abs(value))))
     if not math.isfinite(value):
         raise InvalidData(parent + suffix, 'must be a finite number, got %r'
                           % (value,))
@@ -453,9 +465,8 @@ def _fast_field(i, hint, metadata, env):
     origin = typing.get_origin(kind)
     item = typing.get_args(kind)[0] if origin is tuple else None
     if kind is int and choices is None:
-        test = 'type(v) is not int'
-        if minimum is not None:
-            test += ' or v < %r' % minimum
+        low = -INT_MAX if minimum is None else minimum
+        test = 'type(v) is not int or not %r <= v <= %r' % (low, INT_MAX)
         lines += [indent + 'if %s:' % test, indent + '    raise _GiveUp']
     elif kind is float and choices is None:
         low = -sys.float_info.max if minimum is None else float(minimum)
@@ -485,7 +496,11 @@ def _fast_field(i, hint, metadata, env):
         env['only%d' % i] = _ONLY[item]
         test = ('type(v) is not list and type(v) is not tuple'
                 ' or not only%d.issuperset(map(type, v))' % i)
-        if minimum is not None:
+        if item is int:
+            low = -INT_MAX if minimum is None else minimum
+            test += (' or (v and (min(v) < %r or max(v) > %r))'
+                     % (low, INT_MAX))
+        elif minimum is not None:
             test += ' or (v and min(v) < %r)' % minimum
         lines += [indent + 'if %s:' % test, indent + '    raise _GiveUp',
                   indent + 'v = tuple(v)']
@@ -506,20 +521,24 @@ def _fast_dict(int_keys, value_type, minimum):
     """Fast loader of a dict of scalars (memory per node, class counts)."""
     if value_type is float:
         low = -sys.float_info.max if minimum is None else float(minimum)
+        high = _INF
     else:
-        low = -_INF if minimum is None else minimum
+        low = -INT_MAX if minimum is None else minimum
+        high = INT_MAX + 1
 
     def load_dict(value):
         if type(value) is not dict:
             raise _GiveUp
         out = {}
         for key, item in value.items():
-            if type(item) is not value_type or not low <= item < _INF:
+            if type(item) is not value_type or not low <= item < high:
                 raise _GiveUp
             if int_keys and type(key) is not int:
                 if type(key) is not str or not _INT_KEY.fullmatch(key):
                     raise _GiveUp
                 key = int(key)
+            if int_keys and not -INT_MAX <= key <= INT_MAX:
+                raise _GiveUp
             elif not int_keys and type(key) is not str:
                 raise _GiveUp
             out[key] = item

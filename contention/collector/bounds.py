@@ -38,10 +38,15 @@ MAX_CPU_NS_PER_S = MAX_CPU_UTIL * 1e9
 MAX_MEM_BW_BPS = 1e13
 #: LLC occupancy, bytes (the largest L3 today is about 1 GiB).
 MAX_LLC_BYTES = 1 << 36
+#: Memory of one instance, MiB (an exbibyte).
+MAX_MEMORY_MIB = 1 << 40
 #: vCPUs of one instance (KVM's limit is in the thousands).
 MAX_VCPUS = 16384
 #: An instance's CPU cap as a fraction of each vCPU.
 MAX_CPU_QUOTA = 1e6
+#: The longest interval a report may cover, s (agents report every few
+#: seconds to minutes; a huge interval would lift every rate bound).
+MAX_INTERVAL_S = 86400.0
 #: The shortest interval counted for rate bounds: a report with a 0 s
 #: interval is judged as if it covered 1 s.
 MIN_RATE_INTERVAL_S = 1.0
@@ -73,7 +78,8 @@ def check_sender(report, publisher_id):
     if publisher_id != expected:
         raise Violation('sender', 'report.host',
                         'published by %s, not by %s'
-                        % (str(publisher_id)[:120], expected[:120]))
+                        % (str(publisher_id or '(no publisher id)')[:120],
+                           expected[:120]))
 
 
 def check_time(report, now, max_skew_s):
@@ -95,11 +101,13 @@ def _over(value, limit, path, what):
 
 def check_physics(report):
     """Raise :class:`Violation` at the first value no machine produces."""
+    _over(report.interval_s, MAX_INTERVAL_S, 'report.interval_s', 'interval')
     seconds = max(report.interval_s, MIN_RATE_INTERVAL_S)
     host_cpus = max(len(report.topology.cpus), 1)
     for i, rec in enumerate(report.instances):
         path = 'report.instances[%d]' % i
         _over(rec.vcpus, MAX_VCPUS, path + '.vcpus', 'vCPUs')
+        _over(rec.memory_mib, MAX_MEMORY_MIB, path + '.memory_mib', 'memory')
         _over(rec.cpu_quota, MAX_CPU_QUOTA, path + '.cpu_quota', 'CPU quota')
         cycles = seconds * rec.vcpus * MAX_CPU_HZ
         c, m = rec.counters, rec.metrics

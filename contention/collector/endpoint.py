@@ -97,8 +97,11 @@ class ReportEndpoint:
 
     def info(self, messages):
         try:
+            # A message without a publisher id is from no agent: '' fails
+            # the sender check (None would skip it).
             return self.handle([m.get('payload') for m in messages],
-                               [m.get('publisher_id') for m in messages])
+                               [m.get('publisher_id') or ''
+                                for m in messages])
         except Exception:
             LOG.exception('Unexpected error storing %d reports; requeued',
                           len(messages))
@@ -177,6 +180,13 @@ class ReportEndpoint:
                         report.host[:100], report.timestamp, exc.reason,
                         exc.path[:200], exc.problem[:200])
             return None, exc.reason
+        except Exception as exc:
+            # A check that fails on a value it did not foresee must refuse
+            # that report, not requeue its whole batch for ever.
+            LOG.warning('Rejected report from %s: the bounds check failed: '
+                        '%s: %s', report.host[:100], exc.__class__.__name__,
+                        str(exc)[:200])
+            return None, 'unreadable'
         return report, None
 
     def _store(self, reports, rejections):

@@ -116,11 +116,21 @@ class TestLoad(base.BaseTestCase):
         self.assertRaises(TypeError, schema.load, Ambiguous, {'value': 1},
                           'a')
 
-    @given(st.integers(min_value=-10 ** 30, max_value=10 ** 30))
+    @given(st.integers(min_value=-schema.INT_MAX, max_value=schema.INT_MAX))
     def test_any_integer_key_round_trips_through_its_json_spelling(self,
                                                                    key):
         loaded = _load({'count': 0, 'per_node': {str(key): 1.0}})
         self.assertEqual({key: 1.0}, loaded.per_node)
+
+    @given(st.integers(min_value=schema.INT_MAX + 1, max_value=10 ** 400),
+           st.sampled_from((1, -1)))
+    def test_integers_past_64_bits_are_refused_everywhere(self, big, sign):
+        # The store holds BIGINTs; past them a value broke the code that
+        # formatted or stored it (issue 21).
+        for data in ({'count': sign * big, 'per_node': {}},
+                     {'count': 0, 'per_node': {str(sign * big): 1.0}},
+                     {'count': 0, 'per_node': {'0': sign * big}}):
+            self.assertRaises(schema.InvalidData, _load, data)
 
     @given(st.text(max_size=4))
     def test_a_key_loads_only_if_it_is_the_json_spelling_of_an_int(self,

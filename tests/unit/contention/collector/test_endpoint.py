@@ -178,6 +178,42 @@ class TestHostileReports(EndpointTestCase):
         rep['instances'][0]['counters']['cycles'] = 10 ** 15
         self.assertEqual({'rejected:out_of_bounds': 1}, self.rejected(rep))
 
+    def test_integers_past_64_bits_are_refused_not_requeued(self):
+        # A 400-digit counter passed the schema and broke the bounds
+        # check's message, which requeued the whole batch on every
+        # redelivery: nothing from any host was stored again.
+        for where in (('instances', 0, 'counters', 'cycles'),
+                      ('instances', 0, 'counters', 'llc_occupancy_bytes'),
+                      ('nodes', 0, 'instances'),
+                      ('instances', 0, 'vcpus')):
+            rep = reports.host_report('a', 10, [_instance()]).to_dict()
+            node = rep
+            for key in where[:-1]:
+                node = node[key]
+            node[where[-1]] = 10 ** 400
+            good = reports.host_report('b', 10, [_instance()]).to_dict()
+            self.assertEqual(endpoint.HANDLED, self.endpoint.info(
+                [message(rep), message(good)]), where)
+            self.assertNotIn('a', self.store.latest_reports(), where)
+            self.assertIn('b', self.store.latest_reports(), where)
+        self.assertIn('64-bit range', self.log.output)
+
+    def test_a_failing_check_refuses_only_its_report(self):
+        self.useFixture(fixtures.MockPatchObject(
+            bounds, 'check_physics', side_effect=OverflowError('boom')))
+        rep = reports.host_report('a', 10, [_instance()]).to_dict()
+        self.assertEqual(endpoint.HANDLED,
+                         self.endpoint.info([message(rep)]))
+        self.assertEqual({}, self.store.latest_reports())
+        self.assertIn('the bounds check failed: OverflowError',
+                      self.log.output)
+
+    def test_an_interval_no_agent_reports_is_refused(self):
+        # A huge interval would lift every rate bound.
+        rep = reports.host_report('a', 10, [_instance()]).to_dict()
+        rep['interval_s'] = 1e300
+        self.assertEqual({'rejected:out_of_bounds': 1}, self.rejected(rep))
+
     def test_a_real_report_passes(self):
         rep = reports.host_report('a', 10, [_instance()])
         self.assertEqual({'accepted': 1}, self.rejected(rep.to_dict()))
@@ -197,6 +233,14 @@ class TestHostileReports(EndpointTestCase):
         self.assertEqual({'rejected:sender': 1}, self.rejected(
             rep, publisher='contention-agent.attacker'))
         self.assertEqual({}, self.store.latest_reports())
+
+    def test_report_without_a_publisher_is_refused(self):
+        rep = reports.host_report('victim', 10, [_instance()]).to_dict()
+        msg = message(rep)
+        del msg['publisher_id']
+        self.assertEqual(endpoint.HANDLED, self.endpoint.info([msg]))
+        self.assertEqual({}, self.store.latest_reports())
+        self.assertIn('published by (no publisher id)', self.log.output)
 
     def test_sender_check_can_be_turned_off(self):
         self.endpoint.check_publisher = False
