@@ -13,6 +13,12 @@ import oslo_messaging
 
 from compute_agent import actions
 from contention import agent_rpc
+from contention.collector import inflate
+
+#: Decompressed bytes an RPC request to the agent may have: a call is a
+#: few hundred bytes, and kombu inflates a compressed message whole before
+#: the caller's role is checked (issue 21 item 7, on the agent's side).
+MAX_REQUEST_BYTES = 1 << 20
 
 
 class AgentEndpoint(object):
@@ -75,6 +81,11 @@ class AgentEndpoint(object):
 
 
 def make_server(transport, host, endpoint):
-    """The RPC server of the agent on ``host`` (the contract's target)."""
+    """The RPC server of the agent on ``host`` (the contract's target).
+
+    Installs the bounded decompression (:mod:`contention.collector.inflate`)
+    in this process first.
+    """
+    inflate.install(MAX_REQUEST_BYTES)
     return oslo_messaging.get_rpc_server(transport, agent_rpc.target(host),
                                          [endpoint], executor='threading')

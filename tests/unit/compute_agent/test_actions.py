@@ -1,6 +1,7 @@
 """Local actions (repin, CPU quota) and the RPC endpoint serving them."""
 
 from unittest import mock
+import zlib
 
 import libvirt
 from oslo_config import cfg
@@ -11,6 +12,7 @@ from compute_agent import cmd
 from compute_agent import libvirt_connection
 from compute_agent import rpc
 from contention import agent_rpc
+from contention.collector import inflate
 from contention import topology_parse
 from tests.unit.compute_agent import base
 from tests.unit.compute_agent import fake_libvirt
@@ -324,6 +326,22 @@ class TestEndpoint(ActionsTestCase):
         self.latest = mock.Mock(to_dict=mock.Mock(return_value={'a': 1}))
         self.assertEqual({'a': 1}, self.endpoint.get_report(
             {'roles': ['admin']}))
+
+    def test_the_server_bounds_decompression(self):
+        # A compressed request is inflated whole before its caller is
+        # checked: the agent's server stops at MAX_REQUEST_BYTES.
+        from kombu import compression
+        saved = dict(compression._decoders)
+        self.addCleanup(compression._decoders.update, saved)
+        self.addCleanup(inflate.take_refused)
+        conf = cfg.ConfigOpts()
+        cmd.register_messaging_opts(conf)
+        transport = oslo_messaging.get_rpc_transport(conf, url='fake:/')
+        self.addCleanup(transport.cleanup)
+        rpc.make_server(transport, 'compute-1', self.endpoint)
+        bomb = zlib.compress(b'\0' * (64 << 20), 9)
+        self.assertRaises(inflate.TooLarge,
+                          compression.get_decoder('application/x-gzip'), bomb)
 
     def test_over_the_fake_transport(self):
         conf = cfg.ConfigOpts()
