@@ -33,8 +33,9 @@ collector_opts = [
                  help='Seconds to wait for more queued reports before '
                       'writing a batch smaller than batch_size.'),
     cfg.IntOpt('workers', default=1, min=1,
-               help='Collector processes to run. Each is a listener in '
-                    '[collector] pool with its own database connection; '
+               help='Collector processes to run. Each is a listener on '
+                    'the same queue (the topic\'s, or [collector] pool\'s) '
+                    'with its own database connection; '
                     'one of them also enforces retention. Python validates '
                     'and encodes reports on one core per process, so a '
                     'controller storing more reports a second than one '

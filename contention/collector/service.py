@@ -1,8 +1,9 @@
 """The collector service: a batch notification listener and retention.
 
-Several collectors may run against one store: give them the same
-``[collector] pool`` and the bus hands each report to one of them; the
-store's unique keys make a report that still arrives twice harmless.
+Several collectors may run against one store: they consume the same
+queue (the topic's own, ``<topic>.info``, unless ``[collector] pool`` names
+another) and the bus hands each report to one of them; the store's unique
+keys make a report that still arrives twice harmless.
 """
 
 import threading

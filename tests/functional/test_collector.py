@@ -135,8 +135,8 @@ class CollectorTestCase(base.BaseTestCase):
         self.addCleanup(store.dispose)
         return store
 
-    def start_collector(self, store):
-        """An in-process collector in this test's pool.
+    def start_collector(self, store, pool=True):
+        """An in-process collector in this test's pool (or none: default).
 
         It has its own connection to the broker, as a second process would.
         """
@@ -144,7 +144,8 @@ class CollectorTestCase(base.BaseTestCase):
         opts.register(conf)
         conf([], project='contention')
         conf.set_override('topic', self.bus.topic, group='collector')
-        conf.set_override('pool', self.bus.pool, group='collector')
+        if pool:
+            conf.set_override('pool', self.bus.pool, group='collector')
         conf.set_override('batch_timeout', 0.05, group='collector')
         transport = oslo_messaging.get_notification_transport(
             conf, url=services.RABBIT_URL)
@@ -232,6 +233,22 @@ class TestCollector(CollectorTestCase):
 
         proc.send_signal(signal.SIGTERM)
         self.assertEqual(0, proc.wait(WAIT))
+
+    def test_default_settings_leave_no_unread_queue(self):
+        # Issue 21 item 1: with a listener pool by default, the notifier's
+        # own <topic>.info queue filled with every report and nobody read
+        # it (34 MB in 4 minutes of four agents).
+        self.start_collector(self.store, pool=False)
+        for i in range(20):
+            self.bus.publish(reports.host_report('h%d' % i, 100).to_dict())
+        wait_for(lambda: stored(self.store) >= 20, 'twenty reports stored')
+        url = services.RABBIT_URL.replace('rabbit://', 'amqp://', 1)
+        with kombu.Connection(url) as conn:
+            channel = conn.channel()
+            left = channel.queue_declare('%s.info' % self.bus.topic,
+                                         passive=True).message_count
+            channel.close()
+        self.assertEqual(0, left)
 
     def test_sigterm_stops_it_while_the_broker_is_unreachable(self):
         # Issue 21 item 8: it ignored SIGTERM for over 10 minutes.
