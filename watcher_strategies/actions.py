@@ -472,14 +472,23 @@ class ContentionSwap(_NovaAction):
             self._record(self.moved)
 
     def revert(self):
-        """Put back whichever instance is on its destination."""
+        """Put back whichever instance is on its destination.
+
+        Nothing moves while an instance's location is UNKNOWN or it is
+        still migrating: the one put back could land next to it.
+        """
         nova = self._nova()
-        for uuid, source, dest, _cpus in reversed(self._legs()):
-            host, _migrating = self._locate(nova, uuid)
+        legs = list(reversed(self._legs()))
+        found = [self._locate(nova, leg[0]) for leg in legs]
+        if any(host is UNKNOWN or migrating for host, migrating in found):
+            LOG.warning('not reverting: Nova cannot say where %s are, or '
+                        'one is still migrating', [leg[0] for leg in legs])
+            return
+        for (uuid, source, dest, _cpus), (host, _) in zip(legs, found):
             if host == dest:
                 back = self._migrate(nova, uuid, dest, source)
                 self._record([self._move(uuid, dest, back, time.time(),
-                                         'revert')])
+                                         'revert', source)])
 
     def abort(self):
         running = self._running

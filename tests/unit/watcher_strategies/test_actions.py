@@ -322,6 +322,17 @@ class TestContentionMigrate(base.TestCase):
         _swap(nova).revert()
         self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
 
+    def test_revert_moves_nothing_while_a_location_is_unknown(self):
+        nova = FakeNova({A: 'h2', B: 'h1'})
+        nova.errors[B] = 99
+        action = _swap(nova)
+        action.revert()
+        self.assertEqual([], nova.calls)
+        nova.errors[B] = 0
+        nova.running[B] = 'migrating'
+        action.revert()
+        self.assertEqual([], nova.calls)
+
     def test_success_is_recorded_in_the_store(self):
         store = store_api.open_store('sqlite://')
         store.upgrade()
