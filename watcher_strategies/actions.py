@@ -7,14 +7,19 @@ migrations, in order: leg one (``resource_id`` from ``source_node`` to
 ``partner_destination_node``). If leg two fails, leg one is migrated back,
 so a failed swap leaves both instances where they were. Where each
 instance ended is checked with Nova after every migration, not inferred
-from the API call's return. For NUMA-aware swaps the optional
-``destination_cpus`` / ``partner_destination_cpus`` ask the destination's
-agent to re-pin the instance (and its memory) to the planned socket once
-it has landed; that step is best effort (the migration stands, the next
-audit sees where it runs). Every leg is recorded in the telemetry store's
-move log (:class:`contention.swap.StoreMoveLog`), which the strategies
-read for their cool-down and repercussion check: a leg that landed, one
-that failed, and one left half done (moved and not moved back), so no
+from the API call's return. If Nova cannot say (lookups keep failing, or
+the migration still runs after the wait), the location is UNKNOWN, never
+"not landed": nothing more is moved (leg one put back could land next to
+its partner) and the action fails naming the instances to check. For
+NUMA-aware swaps the optional ``destination_cpus`` /
+``partner_destination_cpus`` ask the destination's agent to re-pin the
+instance (and its memory) to the planned socket once it has landed;
+that step is best effort (the migration stands, the next audit sees where
+it runs). Every leg is recorded in the telemetry store's move log
+(:class:`contention.swap.StoreMoveLog`), which the strategies read for
+their cool-down and repercussion check: a leg that landed, one that
+failed, one left half done (moved and not moved back), and one whose
+instance's location is unknown (recorded on its destination), so no
 instance a swap touched escapes the cool-down. A Nova error never escapes
 as anything but a failed action that says which leg, where each instance
 is, and what was recorded; a migration still running when Watcher's wait
@@ -60,6 +65,22 @@ _CPU_LIST = {'type': 'array', 'minItems': 1,
 _CPUS = {'anyOf': [_CPU_LIST, {'type': 'null'}]}
 
 _HOST = {'type': 'string', 'minLength': 1}
+
+
+class _Unknown:
+    """Where an instance is when Nova cannot say (see ``_locate``)."""
+
+    def __str__(self):
+        return ('an UNKNOWN host (Nova cannot tell, or it is still '
+                'migrating)')
+
+
+UNKNOWN = _Unknown()
+
+
+def _check(uuids):
+    """The end of a failed swap's message: who needs an operator."""
+    return '; an operator must check %s' % ', '.join(uuids) if uuids else ''
 
 
 def _migration_schema(**partner):
@@ -228,6 +249,11 @@ class ContentionSwap(_NovaAction):
     """
 
     ABORT_TRUE = base.BaseAction.ABORT_TRUE + ['ContentionSwap']
+    ORIGIN = 'watcher:contention_swap'
+    #: Lookups of an instance before its location is UNKNOWN, and the
+    #: pause between them: one 503 must not pass for "not landed".
+    LOOKUP_TRIES = 3
+    LOOKUP_DELAY_S = 2.0
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
@@ -289,18 +315,29 @@ class ContentionSwap(_NovaAction):
                     message='destination host %s is disabled' % dest)
 
     def _locate(self, nova, uuid):
-        """(host or None, still migrating) of ``uuid``; never raises.
+        """(host, still migrating) of ``uuid``; never raises.
 
-        A Nova error while asking counts as "unknown host" (None): the
-        caller treats the leg as not landed and records it.
+        The host is None if the instance no longer exists. Any other Nova
+        error is retried; if it persists the host is UNKNOWN, which the
+        caller must not take for "not landed" (the instance may well be
+        on its destination).
         """
-        try:
-            server = nova.find_instance(uuid)
-        except Exception as exc:
-            LOG.warning('cannot locate instance %s: %s', uuid, exc)
-            return None, False
-        task_state = getattr(server, 'task_state', None)
-        return server.host, isinstance(task_state, str) and bool(task_state)
+        for attempt in range(self.LOOKUP_TRIES):
+            if attempt:
+                time.sleep(self.LOOKUP_DELAY_S)
+            try:
+                server = nova.find_instance(uuid)
+            except exception.ComputeResourceNotFound:
+                return None, False
+            except Exception as exc:
+                LOG.warning('cannot locate instance %s (try %d of %d): '
+                            '%s: %s', uuid, attempt + 1, self.LOOKUP_TRIES,
+                            type(exc).__name__, exc)
+                continue
+            task_state = getattr(server, 'task_state', None)
+            return (server.host,
+                    isinstance(task_state, str) and bool(task_state))
+        return UNKNOWN, False
 
     def _migrate(self, nova, uuid, source, dest):
         """Live-migrate and report where the instance really is.
@@ -309,7 +346,8 @@ class ContentionSwap(_NovaAction):
         still running after it is aborted (Nova puts the instance back
         on its source), and if the abort does not take, awaited as long
         again. Any Nova error is logged; the answer is where Nova says
-        the instance is at the end (None if it cannot tell).
+        the instance is at the end: None if it no longer exists, UNKNOWN
+        if Nova cannot tell or it is still migrating.
         """
         self._running = (uuid, source, dest)
         try:
@@ -338,7 +376,10 @@ class ContentionSwap(_NovaAction):
             self._running = None
 
     def _await(self, nova, uuid):
-        """Wait for ``uuid``'s task to end, as long as Watcher's own wait."""
+        """Wait for ``uuid``'s task to end, as long as Watcher's own wait.
+
+        Still migrating at the end is UNKNOWN: it may yet land.
+        """
         retry = int(getattr(CONF.nova, 'migration_max_retries', 180) or 1)
         interval = float(getattr(CONF.nova, 'migration_interval', 5) or 1)
         host, migrating = self._locate(nova, uuid)
@@ -346,7 +387,7 @@ class ContentionSwap(_NovaAction):
             time.sleep(interval)
             retry -= 1
             host, migrating = self._locate(nova, uuid)
-        return None if migrating else host
+        return UNKNOWN if migrating else host
 
     def _repin(self, uuid, host, cpus):
         if not cpus:
@@ -358,11 +399,17 @@ class ContentionSwap(_NovaAction):
             LOG.warning('instance %s landed on %s but its agent did not '
                         're-pin it to CPUs %s: %s', uuid, host, cpus, exc)
 
-    @staticmethod
-    def _move(uuid, source, where, when, outcome=None):
-        origin = 'watcher:contention_swap'
-        if outcome:
-            origin += ':' + outcome
+    @classmethod
+    def _move(cls, uuid, source, where, when, outcome=None, sent_to=None):
+        """The move log's record of a leg.
+
+        An instance at an UNKNOWN host is recorded on ``sent_to``, where
+        it may be, as ``unknown``: never on its source, and held back by
+        the cool-down like any instance that may have moved.
+        """
+        if where is UNKNOWN:
+            where, outcome = sent_to, swap.UNKNOWN
+        origin = cls.ORIGIN + (':' + outcome if outcome else '')
         return swap.Move(uuid, source, where or source, when, origin)
 
     def execute(self):
@@ -372,22 +419,29 @@ class ContentionSwap(_NovaAction):
         try:
             landed = self._migrate(nova, uuid1, src1, dst1)
             if landed != dst1:
-                undo = ''
-                if landed not in (None, src1):
+                undo, sent_to = '', dst1
+                if landed not in (None, src1, UNKNOWN):
+                    sent_to = landed
                     landed = self._migrate(nova, uuid1, landed, src1)
                     undo = '; moved it back: now on %s' % landed
                 self.moved = [self._move(uuid1, src1, landed, time.time(),
-                                         swap.FAILED)]
+                                         swap.FAILED, sent_to)]
                 raise ContentionActionFailed(
                     message='swap leg one failed: %s is on %s, not %s%s; leg '
                             'two (%s) not started; recorded for the '
-                            'cool-down' % (uuid1, landed, dst1, undo, uuid2))
+                            'cool-down%s'
+                            % (uuid1, landed, dst1, undo, uuid2,
+                               _check([uuid1] if landed != src1 else [])))
             self._repin(uuid1, dst1, cpus1)
             landed2 = self._migrate(nova, uuid2, src2, dst2)
             if landed2 != dst2:
-                back = self._migrate(nova, uuid1, dst1, src1)
-                partner = ''
-                if landed2 not in (None, src2):
+                # Leg one goes back only where the partner surely is not.
+                back = dst1
+                if landed2 is not UNKNOWN:
+                    back = self._migrate(nova, uuid1, dst1, src1)
+                partner, sent_to = '', dst2
+                if landed2 not in (None, src2, UNKNOWN):
+                    sent_to = landed2
                     landed2 = self._migrate(nova, uuid2, landed2, src2)
                     partner = '; %s moved back to %s' % (uuid2, landed2)
                 now = time.time()
@@ -395,15 +449,20 @@ class ContentionSwap(_NovaAction):
                 self.moved = [
                     self._move(uuid1, src1, back, now,
                                swap.FAILED if undone
-                               else swap.HALF_DONE),
-                    self._move(uuid2, src2, landed2, now, swap.FAILED)]
+                               else swap.HALF_DONE, dst1),
+                    self._move(uuid2, src2, landed2, now, swap.FAILED,
+                               sent_to)]
                 outcome = ('undone: %s is back on %s' % (uuid1, src1)
                            if undone else
                            'NOT undone: %s is on %s' % (uuid1, back))
+                astray = [u for u, where, home in ((uuid1, back, src1),
+                                                   (uuid2, landed2, src2))
+                          if where != home]
                 raise ContentionActionFailed(
                     message='swap leg two failed: %s is on %s, not %s; leg '
-                            'one %s%s; both recorded for the cool-down'
-                            % (uuid2, landed2, dst2, outcome, partner))
+                            'one %s%s; both recorded for the cool-down%s'
+                            % (uuid2, landed2, dst2, outcome, partner,
+                               _check(astray)))
             self._repin(uuid2, dst2, cpus2)
             now = time.time()
             self.moved = [self._move(uuid1, src1, dst1, now),
@@ -413,14 +472,23 @@ class ContentionSwap(_NovaAction):
             self._record(self.moved)
 
     def revert(self):
-        """Put back whichever instance is on its destination."""
+        """Put back whichever instance is on its destination.
+
+        Nothing moves while an instance's location is UNKNOWN or it is
+        still migrating: the one put back could land next to it.
+        """
         nova = self._nova()
-        for uuid, source, dest, _cpus in reversed(self._legs()):
-            host, _migrating = self._locate(nova, uuid)
+        legs = list(reversed(self._legs()))
+        found = [self._locate(nova, leg[0]) for leg in legs]
+        if any(host is UNKNOWN or migrating for host, migrating in found):
+            LOG.warning('not reverting: Nova cannot say where %s are, or '
+                        'one is still migrating', [leg[0] for leg in legs])
+            return
+        for (uuid, source, dest, _cpus), (host, _) in zip(legs, found):
             if host == dest:
                 back = self._migrate(nova, uuid, dest, source)
                 self._record([self._move(uuid, dest, back, time.time(),
-                                         'revert')])
+                                         'revert', source)])
 
     def abort(self):
         running = self._running
@@ -463,6 +531,7 @@ class ContentionMigrate(ContentionSwap):
     """
 
     ABORT_TRUE = base.BaseAction.ABORT_TRUE + ['ContentionMigrate']
+    ORIGIN = 'watcher:contention_migrate'
 
     @property
     def schema(self):
@@ -473,13 +542,6 @@ class ContentionMigrate(ContentionSwap):
         return ((p['resource_id'], p['source_node'], p['destination_node'],
                  p.get('destination_cpus')),)
 
-    @staticmethod
-    def _move(uuid, source, where, when, outcome=None):
-        origin = 'watcher:contention_migrate'
-        if outcome:
-            origin += ':' + outcome
-        return swap.Move(uuid, source, where or source, when, origin)
-
     def execute(self):
         nova = self._nova()
         ((uuid, src, dst, cpus),) = self._legs()
@@ -488,7 +550,7 @@ class ContentionMigrate(ContentionSwap):
             landed = self._migrate(nova, uuid, src, dst)
             if landed != dst:
                 self.moved = [self._move(uuid, src, landed, time.time(),
-                                         swap.FAILED)]
+                                         swap.FAILED, dst)]
                 raise ContentionActionFailed(
                     message='live migration of %s from %s to %s failed: it '
                             'is on %s; recorded for the cool-down'

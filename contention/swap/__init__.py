@@ -35,6 +35,7 @@ from contention.swap.movelog import Move
 from contention.swap.movelog import MoveLog
 from contention.swap.movelog import moves_of
 from contention.swap.movelog import StoreMoveLog
+from contention.swap.movelog import UNKNOWN
 from contention.swap.params import CACHE_AWARE
 from contention.swap.params import NUMA_AWARE
 from contention.swap.params import SwapParameters
@@ -49,5 +50,5 @@ __all__ = [
     'InMemoryMoveLog', 'mix_class', 'Move', 'MoveLog', 'moves_of',
     'NUMA_AWARE', 'numa_aware', 'pressure', 'REASONS', 'run_audit',
     'SOCKET', 'socket_loads', 'spread', 'State', 'StoreMoveLog',
-    'SwapParameters',
+    'SwapParameters', 'UNKNOWN',
 ]

@@ -5,9 +5,11 @@ where it is) and Merlin's repercussion check (section 3.5: the co-runners
 of a moved instance are watched, and one whose class got worse has its
 unit arbitrated first) both read past moves. Every move is recorded,
 whoever ran it and however it ended: a live migration (one-way or a leg
-of a swap), a re-pin, a CPU quota change, and a swap leg that failed or
-was left half done (the instance may have moved, so it is held back as
-if it had). ``origin`` says which (``<runner>:<action>[:<outcome>]``).
+of a swap), a re-pin, a CPU quota change, and a swap leg that failed,
+was left half done, or whose instance Nova could not place (the instance
+may have moved, so it is held back as if it had; an unplaced one is
+recorded on the host it was sent to). ``origin`` says which
+(``<runner>:<action>[:<outcome>]``).
 
 A :class:`MoveLog` is what the audit is given: :class:`InMemoryMoveLog`
 in the simulator, :class:`StoreMoveLog` (the telemetry store's moves and
@@ -25,6 +27,7 @@ from contention import store as store_api
 #: planned.
 FAILED = 'failed'
 HALF_DONE = 'half_done'
+UNKNOWN = 'unknown'
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,8 @@ B = str(uuidlib.uuid4())
 class FakeNova:
     """Instances on hosts; live migrations that may be made to fail."""
 
-    def __init__(self, where, fail=(), raises=(), stuck=()):
+    def __init__(self, where, fail=(), raises=(), stuck=(), lost=None,
+                 unstoppable=(), abort_raises=()):
         self.where = dict(where)
         self.fail = set(fail)
         #: (uuid, dest) whose migration raises a Nova error.
@@ -31,11 +32,22 @@ class FakeNova:
         #: (uuid, dest) whose migration still runs after Watcher's wait
         #: (until aborted).
         self.stuck = set(stuck)
+        #: {(uuid, dest): n}: after that migration is asked for, the next
+        #: n lookups of uuid fail with a 503.
+        self.lost = dict(lost or {})
+        #: uuids whose running migration an abort does not stop.
+        self.unstoppable = set(unstoppable)
+        #: uuids whose abort fails with a 503 (the migration runs on).
+        self.abort_raises = set(abort_raises)
+        self.errors = {}
         self.running = {}
         self.calls = []
         self.aborted = []
 
     def find_instance(self, uuid):
+        if self.errors.get(uuid):
+            self.errors[uuid] -= 1
+            raise exception.NovaClientError(reason='503 Service Unavailable')
         if uuid not in self.where:
             raise exception.ComputeResourceNotFound(name=uuid)
         return mock.Mock(host=self.where[uuid], status='ACTIVE',
@@ -43,7 +55,10 @@ class FakeNova:
 
     def abort_live_migrate(self, instance_id, source, destination):
         self.aborted.append(instance_id)
-        self.running.pop(instance_id, None)
+        if instance_id in self.abort_raises:
+            raise exception.NovaClientError(reason='503 Service Unavailable')
+        if instance_id not in self.unstoppable:
+            self.running.pop(instance_id, None)
         return True
 
     def get_compute_node_by_hostname(self, host):
@@ -53,6 +68,7 @@ class FakeNova:
 
     def live_migrate_instance(self, instance_id, dest_hostname):
         self.calls.append((instance_id, dest_hostname))
+        self.errors[instance_id] = self.lost.get((instance_id, dest_hostname))
         if (instance_id, dest_hostname) in self.raises:
             raise exception.NovaClientError(reason='boom')
         if (instance_id, dest_hostname) in self.stuck:
@@ -73,7 +89,16 @@ def _swap(nova, **extra):
     params.update(extra)
     action.input_parameters = params
     action._nova = lambda: nova
+    action.LOOKUP_DELAY_S = 0
     return action
+
+
+def _moves(action):
+    return {(m.uuid, m.source_host, m.dest_host, m.origin)
+            for m in action.moved}
+
+
+SWAP = 'watcher:contention_swap:'
 
 
 class TestContentionSwap(base.TestCase):
@@ -152,6 +177,69 @@ class TestContentionSwap(base.TestCase):
         self.assertEqual([A], nova.aborted)
         self.assertEqual([(A, 'h2')], nova.calls)
         self.assertEqual('h1', nova.where[A])
+
+    def test_lookup_error_after_leg_one_is_not_taken_for_its_source(self):
+        # A landed on h2; Nova then answers 503 to every lookup of A.
+        nova = FakeNova({A: 'h1', B: 'h2'}, lost={(A, 'h2'): 99})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([(A, 'h2')], nova.calls)
+        self.assertEqual({(A, 'h1', 'h2', SWAP + 'unknown')},
+                         _moves(action))
+        self.assertIn('%s is on an UNKNOWN host' % A, str(exc))
+        self.assertIn('leg two (%s) not started' % B, str(exc))
+
+    def test_one_lookup_error_after_leg_two_is_retried(self):
+        nova = FakeNova({A: 'h1', B: 'h2'}, lost={(B, 'h1'): 1})
+        action = _swap(nova)
+        self.assertTrue(action.execute())
+        self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
+        self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
+
+    def test_lookup_error_after_leg_two_does_not_undo_leg_one(self):
+        # B landed on h1; moving A back to h1 would put both there.
+        nova = FakeNova({A: 'h1', B: 'h2'}, lost={(B, 'h1'): 99})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
+        self.assertEqual({(A, 'h1', 'h2', SWAP + 'half_done'),
+                          (B, 'h2', 'h1', SWAP + 'unknown')},
+                         _moves(action))
+        self.assertIn('%s is on an UNKNOWN host' % B, str(exc))
+        self.assertIn('NOT undone: %s is on h2' % A, str(exc))
+        self.assertNotIn('undone:', str(exc).replace('NOT undone:', ''))
+
+    def test_leg_two_still_running_after_the_wait_does_not_undo_leg_one(
+            self):
+        self.flags(migration_max_retries=2, migration_interval=0.1,
+                   group='nova')
+        nova = FakeNova({A: 'h1', B: 'h2'}, stuck={(B, 'h1')},
+                        unstoppable={B})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([B], nova.aborted)
+        self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
+        self.assertEqual({(A, 'h1', 'h2', SWAP + 'half_done'),
+                          (B, 'h2', 'h1', SWAP + 'unknown')},
+                         _moves(action))
+        self.assertIn('NOT undone', str(exc))
+
+    def test_abort_that_fails_then_a_wait_that_ends_is_unknown(self):
+        self.flags(migration_max_retries=2, migration_interval=0.1,
+                   group='nova')
+        nova = FakeNova({A: 'h1', B: 'h2'}, stuck={(A, 'h2')},
+                        abort_raises={A})
+        action = _swap(nova)
+        exc = self.assertRaises(actions.ContentionActionFailed,
+                                action.execute)
+        self.assertEqual([A], nova.aborted)
+        self.assertEqual([(A, 'h2')], nova.calls)
+        self.assertEqual({(A, 'h1', 'h2', SWAP + 'unknown')},
+                         _moves(action))
+        self.assertIn('%s is on an UNKNOWN host' % A, str(exc))
 
     def test_a_failed_swap_is_recorded_in_the_store(self):
         store = store_api.open_store('sqlite://')
@@ -233,6 +321,17 @@ class TestContentionMigrate(base.TestCase):
         nova = FakeNova({A: 'h2', B: 'h2'})
         _swap(nova).revert()
         self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
+
+    def test_revert_moves_nothing_while_a_location_is_unknown(self):
+        nova = FakeNova({A: 'h2', B: 'h1'})
+        nova.errors[B] = 99
+        action = _swap(nova)
+        action.revert()
+        self.assertEqual([], nova.calls)
+        nova.errors[B] = 0
+        nova.running[B] = 'migrating'
+        action.revert()
+        self.assertEqual([], nova.calls)
 
     def test_success_is_recorded_in_the_store(self):
         store = store_api.open_store('sqlite://')
