@@ -686,11 +686,10 @@ class Simulator(object):
                         + self._gids(h, inst.mem_frac), transfer,
                         self.scenario.migration.memory_move_slowdown)
             self.costs.memory_moves += 1
-        # A re-pin does not set last_moved_at: the policies' view shows
-        # the instance's last live migration, as Watcher's telemetry store
-        # does (contention_swap records its migrations there,
-        # contention_repin records nothing), so the migration cool-down
-        # does not hold a VM that was only re-pinned on its own host.
+        # A re-pin does not set last_moved_at here: the simulator's view
+        # shows the last live migration, and the policy's move log (like
+        # Watcher's store, where contention_repin records every re-pin)
+        # holds the re-pin for the cool-down (contention.swap.audit).
 
     def _gids(self, h, frac):
         off = self.state.node_offset(h)

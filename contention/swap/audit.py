@@ -24,7 +24,7 @@ on), per algorithm of Ahn et al. (``shared/papers/004_*``):
 
 What an adapter does is only translation: the Watcher strategy builds the
 view from its compute model and the store
-(:func:`contention.view.view_from_reports`) and turns the plan into
+(:func:`contention.reportview.view_from_reports`) and turns the plan into
 Watcher actions; the simulator's policy reads the simulator's view and
 remembers its moves in memory.
 """
