@@ -19,6 +19,8 @@ the simulator from its own records).
 * An instance the agent reports but the inventory does not hold (one
   created after the inventory was taken) still counts towards its host's
   load.
+* An instance's flavor is the inventory's, else the one its host's
+  report gives (Watcher's compute model has none).
 
 :func:`dominant_node` is the one vote for "the NUMA node an instance
 runs on" (its vCPUs, else its memory); the store's history and the
@@ -295,7 +297,7 @@ def view_from_reports(reports, inventory, now, freshness):
             instances.append(_instance(
                 inst.uuid, name, inst.vcpus, inst.memory_mib, record,
                 socket, node, disk_gb=float(inst.disk_gb),
-                flavor=inst.flavor,
+                flavor=_flavor(inst, record),
                 has_numa_topology=inst.has_numa_topology or inst.dedicated,
                 cpu_policy=('dedicated' if inst.dedicated else
                             record.cpu_policy if record is not None
@@ -306,13 +308,26 @@ def view_from_reports(reports, inventory, now, freshness):
                 continue
             instances.append(_instance(
                 uuid, name, record.vcpus, record.memory_mib, record, socket,
-                node, skip='unknown_to_nova: reported by the agent, not in '
-                           'the cloud\'s inventory'))
+                node, flavor=record.flavor,
+                skip='unknown_to_nova: reported by the agent, not in '
+                     'the cloud\'s inventory'))
     view = cluster.ClusterView(tuple(hosts), tuple(instances), now=now)
     return BuiltView(view=view,
                      missing_ratio=(missing / in_scope) if in_scope else 0.0,
                      missing=missing, in_scope=in_scope,
                      socket_cpus=socket_cpus, socket_nodes=socket_nodes)
+
+
+def _flavor(inst, record):
+    """The inventory's flavor of ``inst``, else its report's, else None.
+
+    Watcher's instance element has no flavor; the agent reads it from the
+    domain's metadata. Without it, same-image instances of one size look
+    like one workload (:func:`contention.swap.measure.alike`).
+    """
+    if inst.flavor is not None:
+        return inst.flavor
+    return record.flavor if record is not None else None
 
 
 def _instance(uuid, host, vcpus, memory_mib, record, socket, node, skip,

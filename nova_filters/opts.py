@@ -16,7 +16,8 @@ contention_opts = [
                help='Model file written by contention-train. Loaded once '
                     'per scheduler process and reloaded when the file '
                     'changes. Missing or invalid: every host gets the '
-                    'neutral score and one error is logged.'),
+                    'neutral score; one warning is logged if it is '
+                    'missing, one error if it cannot be read or loaded.'),
     cfg.StrOpt('store_connection',
                default='sqlite:////var/lib/contention/telemetry.sqlite',
                secret=True,

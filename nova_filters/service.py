@@ -1,9 +1,10 @@
 """What the weigher and the filter share in one scheduler process.
 
-* the model, loaded once and reloaded when its file changes (a missing or
-  invalid file logs one error per file version and leaves the weigher
-  neutral: the failure is remembered until the file changes, never
-  retried per request);
+* the model, loaded once and reloaded when its file changes (a missing
+  file, expected on a fresh cloud before ``contention-train`` has run,
+  logs one warning, an unreadable or invalid one an error, once per file
+  version, and either leaves the weigher neutral: the failure is
+  remembered until the file changes, never retried per request);
 * counts of hosts scored, abstained on and with unusable telemetry
   (:attr:`ContentionService.counts`);
 * the telemetry store behind a :class:`~contention.store.CachedReader`
@@ -52,7 +53,8 @@ class ContentionService:
         self.landing = landing.LandingPredictor(
             cache_size=conf.contention.landing_cache_size)
         #: Hosts scored, abstained on (model unsure), with unusable
-        #: telemetry, and failed model loads, since the process started.
+        #: telemetry, failed model loads and model files found missing,
+        #: since the process started.
         self.counts = collections.Counter()
 
     def count_scores(self, scores):
@@ -69,17 +71,35 @@ class ContentionService:
     # -- model ----------------------------------------------------------
 
     def model(self):
-        """The loaded ModelBundle, or None (logged once per file version)."""
+        """The loaded ModelBundle, or None (logged once per file version).
+
+        A missing file is a warning (a fresh cloud has no model yet); a
+        file that cannot be read or loaded is an error.
+        """
         path = self.conf.contention.model_path
+        missing = False
         try:
             st = os.stat(path)
             stamp = (path, st.st_mtime_ns, st.st_size)
         except OSError as exc:
+            missing = isinstance(exc, FileNotFoundError)
             stamp = (path, None, str(exc))
         with self._lock:
             if stamp == self._model_stamp:
                 return self._model
             if stamp == self._failed_stamp:
+                return None
+            if missing:
+                # Expected on a fresh cloud: no model trained yet. Not an
+                # error, and said once until the file appears.
+                LOG.warning('Contention weigher is neutral: model file %s '
+                            'does not exist (no model trained yet?); '
+                            'contention-train writes it, and the weigher '
+                            'loads it when it appears', path)
+                self._failed_stamp = stamp
+                self._model = None
+                self._model_stamp = None
+                self.counts['model_missing'] += 1
                 return None
             try:
                 bundle = persist.load(path)

@@ -92,19 +92,23 @@ def alike(a, b):
     it cannot gain anything, whatever their counters say this period
     (a Memory Factor measured beside a heavy co-runner is higher than the
     same workload's elsewhere); it only costs.
+
+    Both image and flavor must be known: many workloads share one image
+    on a real cloud (a base OS image), so the same image with an unknown
+    flavor on either side says nothing about the workload, and calling
+    such a pair alike would forbid every swap between them.
     """
-    return (a.image_id is not None and a.image_id == b.image_id
-            and a.flavor == b.flavor and a.vcpus == b.vcpus
-            and a.memory_mib == b.memory_mib)
+    known = a.image_id is not None and a.flavor is not None
+    return known and mix_class(a) == mix_class(b)
 
 
 def mix_class(inst):
     """The class of interchangeable instances ``inst`` belongs to.
 
     Same image, flavor, vCPUs and memory (:func:`alike`); an instance
-    without an image is a class of its own.
+    whose image or flavor is unknown is a class of its own.
     """
-    if inst.image_id is None:
+    if inst.image_id is None or inst.flavor is None:
         return ('instance', inst.uuid)
     return (inst.image_id, inst.flavor, inst.vcpus, inst.memory_mib)
 

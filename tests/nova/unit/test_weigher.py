@@ -153,14 +153,48 @@ class TestContentionWeigher(ContentionTestBase):
         self.assertEqual(1, len(reads))
         self.assertEqual([2], predictions)     # 'other' has no telemetry
 
-    def test_neutral_without_model_logs_once(self):
+    def test_neutral_without_model_warns_once(self):
+        # A fresh cloud has no model yet: expected, so a warning, not an
+        # error, and one per process however many requests and calls.
         self.seed()
-        log = self.useFixture(fixtures.FakeLogger(name='nova_filters'))
+        log = self.useFixture(fixtures.FakeLogger(
+            name='nova_filters', format='%(levelname)s %(message)s'))
+        for _ in range(3):
+            ranked = self.weigh(self.hosts('busy', 'calm'), request())
+            self.assertEqual({0.5}, {w for _, w in ranked})
+        svc = service.get_service(nova_conf.CONF)
+        self.assertIsNone(svc.model())
+        self.assertEqual(1, log.output.count(
+            'WARNING Contention weigher is neutral'), log.output)
+        self.assertIn('does not exist', log.output)
+        self.assertNotIn('ERROR', log.output)
+        self.assertEqual((1, 0), (svc.counts['model_missing'],
+                                  svc.counts['model_load_failures']))
+        # Once it appears it is loaded, and scores.
+        self.save_model()
+        ranked = self.weigh(self.hosts('busy', 'calm'), request())
+        self.assertEqual('calm', ranked[0][0])
+
+    def test_unreadable_or_corrupt_model_is_an_error_once(self):
+        self.seed()
+        log = self.useFixture(fixtures.FakeLogger(
+            name='nova_filters', format='%(levelname)s %(message)s'))
+        os.mkdir(self.model_path)       # there, but cannot be read
         for _ in range(2):
             ranked = self.weigh(self.hosts('busy', 'calm'), request())
             self.assertEqual({0.5}, {w for _, w in ranked})
-        self.assertEqual(1, log.output.count('Contention weigher is neutral'))
+        self.assertEqual(1, log.output.count(
+            'ERROR Contention weigher is neutral'), log.output)
         self.assertIn('cannot read', log.output)
+        os.rmdir(self.model_path)
+        with open(self.model_path, 'w') as f:
+            f.write('not a model')
+        for _ in range(2):
+            ranked = self.weigh(self.hosts('busy', 'calm'), request())
+            self.assertEqual({0.5}, {w for _, w in ranked})
+        self.assertEqual(2, log.output.count(
+            'ERROR Contention weigher is neutral'), log.output)
+        self.assertNotIn('WARNING', log.output)
 
     def test_invalid_model_is_neutral_then_reloaded(self):
         self.seed()

@@ -4,8 +4,11 @@ import dataclasses
 
 import testtools
 
+from contention import cluster
 from contention import report
 from contention import reportview
+from contention import swap
+from contention.swap import params as swap_params
 from tests.unit.contention.store import reports
 from tests.unit.watcher_strategies import fixtures as f
 
@@ -74,3 +77,42 @@ class TestViewFromReports(testtools.TestCase):
         self.assertEqual(1, reportview.dominant_node(rec, topo))
         rec = reports.instance('u', vcpu_cpus=())
         self.assertEqual(0, reportview.dominant_node(rec, topo))
+
+    def test_the_reports_flavor_fills_the_inventorys_gap(self):
+        # Watcher's instance element has no flavor: the agent's report,
+        # which reads it from the domain's metadata, gives it.
+        reps, inventory = f.system_layout(NOW, [
+            ('a', 'c1.mem', 'h', 'milc'), ('b', 'c1.cpu', 'h', 'namd'),
+            ('stranger', 'c1.cpu', 'h', 'namd')])
+        inventory = dataclasses.replace(inventory, instances=(
+            inventory.instances[0],
+            dataclasses.replace(inventory.instances[1], flavor='nova-b')))
+        built = reportview.view_from_reports(reps, inventory, NOW, 120)
+        flavors = {i.uuid: i.flavor for i in built.view.instances}
+        self.assertEqual({f.uid('a'): 'c1.mem', f.uid('b'): 'nova-b',
+                          f.uid('stranger'): 'c1.cpu'}, flavors)
+
+    def test_make_systems_layout_gets_a_swap(self):
+        # tools/system: one image for all, the workload told apart by the
+        # flavor alone, which only the agents' reports carry.
+        servers = ([('mem-%d' % i, 'c1.mem', 'cmp-1', 'milc')
+                    for i in range(1, 5)]
+                   + [('cpu-%d' % i, 'c1.cpu', 'cmp-2', 'namd')
+                      for i in range(1, 5)])
+        reps, inventory = f.system_layout(NOW, servers)
+        params = swap_params.from_input(swap.CACHE_AWARE,
+                                        {'victim_selection': 'extreme'})
+        # Without the flavor anywhere (an agent that cannot read it), the
+        # same image does not make them alike either.
+        no_flavor = {h: dataclasses.replace(r, instances=tuple(
+            dataclasses.replace(i, flavor=None) for i in r.instances))
+            for h, r in reps.items()}
+        for given in (reps, no_flavor):
+            built = reportview.view_from_reports(given, inventory, NOW, 120)
+            plan = swap.run_audit(built.view, params)
+            swaps = [a for a in plan.actions if isinstance(a, cluster.Swap)]
+            self.assertTrue(swaps, (plan.reason, plan.skipped))
+            for action in swaps:
+                self.assertEqual(
+                    {'cmp-1', 'cmp-2'},
+                    {action.first.source_host, action.second.source_host})

@@ -1,9 +1,12 @@
 """A Watcher compute model and a store that agree, for adapter tests."""
 
+import dataclasses
 import uuid as uuidlib
 
+from contention import classify
 from contention import cluster
 from contention import report
+from contention import reportview
 from contention import store as store_api
 from tests.unit.contention.store import reports
 from watcher_strategies.peers import datasource as simulated
@@ -60,3 +63,61 @@ def store(*host_reports, moves=()):
     if moves:
         st.record_moves(list(moves))
     return st
+
+
+#: What the emulated source of ``make system`` measures (ahn-wl1's
+#: profiles on its xeon-2s4c host, two 1-vCPU servers per socket): misses
+#: per second, MPKI, MF and IPC of a profile beside a co-runner's. A
+#: namd beside a milc misses eight times as often, and its MF shows it.
+SYSTEM_FIGURES = {('milc', 'milc'): (22.49 * M, 25.36, 0.906, 0.369),
+                  ('milc', 'namd'): (23.07 * M, 24.49, 0.875, 0.393),
+                  ('namd', 'namd'): (0.1651 * M, 0.045, 0.030, 1.528),
+                  ('namd', 'milc'): (1.387 * M, 0.399, 0.266, 1.449)}
+
+
+def system_layout(now, servers, image_id='tiny', vcpus=1, memory_mib=1024):
+    """(reports, inventory) of ``make system``'s cloud, as measured.
+
+    ``servers`` is [(name, flavor, host, profile[, socket])]. A server
+    without a socket is placed as the emulated source places a host's
+    servers: in UUID order, on alternate sockets (two sockets of four
+    CPUs). Its figures are its profile's beside its socket's other
+    server (:data:`SYSTEM_FIGURES`). Watcher's model knows no flavor (its
+    instance element has none) nor image: only the agents' reports carry
+    them.
+    """
+    rank = {}
+    for host in {s[2] for s in servers}:
+        unplaced = sorted(uid(s[0]) for s in servers
+                          if s[2] == host and len(s) < 5)
+        rank.update((u, k) for k, u in enumerate(unplaced))
+    placed = {}
+    for server in servers:
+        name, flavor, host, profile = server[:4]
+        socket = server[4] if len(server) > 4 else rank[uid(name)] % 2
+        slot = sum(1 for p in placed.values() if p[:2] == (host, socket))
+        placed[name] = (host, socket, slot, flavor, profile)
+    hosts = sorted({p[0] for p in placed.values()})
+    records = {h: [] for h in hosts}
+    inventory = []
+    for name, (host, socket, slot, flavor, profile) in placed.items():
+        beside = [p[4] for n, p in placed.items() if n != name
+                  and p[:2] == (host, socket)]
+        misses, mpki, mf, ipc = SYSTEM_FIGURES[
+            (profile, beside[0] if beside else profile)]
+        records[host].append(dataclasses.replace(
+            record(name, misses, socket=socket, vcpus=vcpus,
+                   memory_mib=memory_mib),
+            flavor=flavor, image_id=image_id,
+            vcpu_cpus=NODE_CPUS[socket][slot:slot + vcpus],
+            metrics=report.Metrics(ipc=ipc, mpki=mpki, mf=mf,
+                                   llc_misses_per_s=misses, cpu_util=1.0),
+            merlin_class=classify.merlin_class(mpki=mpki, mf=mf)))
+        inventory.append(reportview.InstanceInventory(
+            uid(name), host, vcpus, memory_mib, disk_gb=1))
+    reports = {h: host_report(h, now - 5, records[h]) for h in hosts}
+    return reports, reportview.Inventory(
+        tuple(reportview.HostInventory(h, 8, 16384, disk_gb_total=200,
+                                       cpu_allocation_ratio=4.0)
+              for h in hosts),
+        tuple(inventory))

@@ -9,6 +9,7 @@ from contention import cluster
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention import swap
+from contention.swap import measure
 from tests.unit.contention.swap import views as v
 
 M = 1e6
@@ -153,6 +154,20 @@ class TestMixClass(testtools.TestCase):
         b = dataclasses.replace(a, uuid='b')
         self.assertEqual(('instance', 'a'), swap.mix_class(a))
         self.assertNotEqual(swap.mix_class(a), swap.mix_class(b))
+
+    def test_no_flavor_is_a_class_of_its_own(self):
+        # Many workloads share one image (a base OS image): the image and
+        # the size alone do not make two instances interchangeable.
+        a = v.vm('a', 'h', M, image_id='img')
+        b = dataclasses.replace(a, uuid='b')
+        self.assertEqual(('instance', 'a'), swap.mix_class(a))
+        self.assertNotEqual(swap.mix_class(a), swap.mix_class(b))
+        self.assertFalse(measure.alike(a, b))
+        known = dataclasses.replace(b, flavor='m1')
+        self.assertFalse(measure.alike(a, known))
+        self.assertFalse(measure.alike(known, a))
+        self.assertTrue(measure.alike(
+            known, dataclasses.replace(known, uuid='c')))
 
 
 class TestSocketsStillPlanned(testtools.TestCase):

@@ -660,10 +660,14 @@ class TestPredictedContention(testtools.TestCase):
         # Same image and flavor: the swap changes no socket's mix, though
         # their measured misses differ.
         view = v.view([v.host('a', cpus=4)],
-                      [v.vm('x0', 'a', 20 * M, socket=0, image_id='img'),
-                       v.vm('x1', 'a', 10 * M, socket=0, image_id='img'),
-                       v.vm('y0', 'a', 1 * M, socket=1, image_id='img'),
-                       v.vm('y1', 'a', 1 * M, socket=1, image_id='other')])
+                      [v.vm('x0', 'a', 20 * M, socket=0, image_id='img',
+                            flavor='f'),
+                       v.vm('x1', 'a', 10 * M, socket=0, image_id='img',
+                            flavor='f'),
+                       v.vm('y0', 'a', 1 * M, socket=1, image_id='img',
+                            flavor='f'),
+                       v.vm('y1', 'a', 1 * M, socket=1, image_id='other',
+                            flavor='f')])
         params = swap.SwapParameters(victim_selection='extreme',
                                      threshold=1 * M, max_swaps=1,
                                      migration_cost_per_gib=0)

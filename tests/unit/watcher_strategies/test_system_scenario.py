@@ -1,0 +1,81 @@
+"""`make system`'s audits, planned here without the cloud.
+
+tools/system/scenario.py boots four milc-like servers on one host and four
+namd-like on the other (one image, told apart by the flavor), runs an
+audit with its AUDIT_PARAMS, starts the plan, and checks that the next
+audit proposes no new swap. Its constants are read from the file (not
+imported: it starts a cloud), so a change of them is planned here too.
+"""
+
+import ast
+import os
+
+import testtools
+
+from contention import cluster
+from contention import reportview
+from contention import swap
+from contention.swap import params as params_mod
+from tests.unit.watcher_strategies import fixtures as f
+
+NOW = 100000.0
+SCENARIO = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))), 'tools', 'system', 'scenario.py')
+
+
+def _constants(*names):
+    with open(SCENARIO) as src:
+        tree = ast.parse(src.read())
+    found = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in names):
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return [found[n] for n in names]
+
+
+def _params(argv):
+    """The audit's ``-p name=value`` arguments as SwapParameters."""
+    given = {}
+    for flag, arg in zip(argv[::2], argv[1::2]):
+        assert flag == '-p', argv
+        name, value = arg.split('=', 1)
+        given[name] = value
+    return params_mod.from_input(swap.CACHE_AWARE, given)
+
+
+def _swaps(plan):
+    return [a for a in plan.actions if isinstance(a, cluster.Swap)]
+
+
+class TestSystemScenario(testtools.TestCase):
+
+    def _audit(self, servers, now, params, log):
+        reports, inventory = f.system_layout(now, servers)
+        view = reportview.view_from_reports(reports, inventory, now,
+                                            params.freshness).view
+        return view, swap.run_audit(view, params, log)
+
+    def test_the_next_audit_proposes_no_new_swap(self):
+        audit_params, batches, profiles = _constants(
+            'AUDIT_PARAMS', 'BATCHES', 'FLAVOR_PROFILES')
+        params = _params(audit_params)
+        servers = [('%s-%d' % (name, i + 1), flavor, host, profiles[flavor])
+                   for name, flavor, host, n in batches for i in range(n)]
+        log = swap.InMemoryMoveLog()
+        view, first = self._audit(servers, NOW, params, log)
+        swaps = _swaps(first)
+        self.assertTrue(swaps, (first.reason, first.skipped))
+        # The plan ran: Watcher records its swaps' legs (the cool-down),
+        # and the agents measure each server beside its new co-runner.
+        log.record(swap.moves_of(swaps, NOW, 'watcher:contention_swap'))
+        after = swap.apply(view, first.actions)
+        moved = []
+        for name, flavor, host, profile in servers:
+            inst = after.instance(f.uid(name))
+            moved.append((name, flavor, inst.host, profile, inst.socket))
+        _, second = self._audit(moved, NOW + 120, params, log)
+        self.assertEqual([], _swaps(second),
+                         '%d swap(s) in the first audit' % len(swaps))
