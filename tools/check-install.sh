@@ -6,13 +6,14 @@
 # show a missing dependency: its environments hold the test requirements
 # and every extra at once.
 #
-#   tools/check-install.sh [core|agent|nova|watcher|plot ...]   (default: all)
+#   tools/check-install.sh [core|agent|nova|watcher|plot|postgresql|mysql|emulated ...]
+#   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 python=${PYTHON:-python3}
 extras=("$@")
-[ "${#extras[@]}" -gt 0 ] || extras=(core agent nova watcher plot)
+[ "${#extras[@]}" -gt 0 ] || extras=(core agent nova watcher plot postgresql mysql emulated)
 # The scripts every install has; the agent's needs the agent extra.
 core_scripts=(contention-collector contention-train contention-sim contention-status)
 work=$(mktemp -d)
@@ -50,6 +51,18 @@ check() {
             "$venv/bin/python" -c 'import nova_filters.weigher' ;;
         watcher)
             "$venv/bin/python" -c 'import watcher_strategies.strategies' ;;
+        postgresql|mysql)
+            # SQLAlchemy loads the driver a store URL names when the
+            # engine is made (no server needed).
+            url=postgresql://u@127.0.0.1/x
+            [ "$extra" = mysql ] && url=mysql+pymysql://u@127.0.0.1/x
+            "$venv/bin/python" -c "import sqlalchemy as sa, sys
+sa.create_engine(sys.argv[1]); sa.create_engine(sys.argv[2])" \
+                "$url" "${url/postgresql:/postgresql+psycopg2:}" ;;
+        emulated)
+            "$venv/bin/python" -c 'from oslo_config import cfg
+from compute_agent.sources import emulated
+emulated.register_opts(cfg.ConfigOpts())' ;;
     esac
     "$venv/bin/oslo-config-generator" --namespace contention.core >/dev/null
     echo "check-install: $extra: OK"
