@@ -118,6 +118,14 @@ def run_audit(st, name, *extra):
     return wait_for('audit %s' % name, done)
 
 
+def action_type(action):
+    """An action's type in `openstack optimize action list -f json`.
+
+    python-watcherclient 4.11 labels the column "Action".
+    """
+    return action.get('Action', action.get('Action Type'))
+
+
 def plan_of(st, audit_uuid):
     plans = optimize(st, 'actionplan', 'list', '--audit', audit_uuid)
     if not plans:
@@ -168,9 +176,9 @@ def scenario(st, checks):
     indicators = plan.get('Efficacy indicators') or []
     checks.check('actionplan show has the efficacy indicators',
                  len(indicators) >= 8, json.dumps(indicators)[:300])
-    swaps = [a for a in actions if a['Action Type'] == 'contention_swap']
+    swaps = [a for a in actions if action_type(a) == 'contention_swap']
     checks.check('the plan proposes a contention_swap', bool(swaps),
-                 [a['Action Type'] for a in actions])
+                 [action_type(a) for a in actions])
     expected = {}
     for a in swaps:
         p = a['Parameters']
@@ -198,7 +206,7 @@ def scenario(st, checks):
     time.sleep(25)
     audit2 = run_audit(st, 'second')
     plan2, actions2 = plan_of(st, audit2['UUID'])
-    swaps2 = [a for a in actions2 if a['Action Type'] == 'contention_swap']
+    swaps2 = [a for a in actions2 if action_type(a) == 'contention_swap']
     checks.check('the next audit proposes no new swap', not swaps2,
                  [a['Parameters'] for a in swaps2])
     weigher_probe(st, checks)
