@@ -99,8 +99,10 @@ def weigher_probe(st, checks):
     if not checks.check('the weigher logged its scores in nova-scheduler',
                         bool(lines)):
         return
-    scores = ast.literal_eval(lines[-1].split(': ', 1)[1].rsplit(
-        ' weigh_object', 1)[0].strip())
+    # The {host: score} dict, without the debug suffix Nova's log format
+    # adds (the function's name and place).
+    text = lines[-1].split(': ', 1)[1]
+    scores = ast.literal_eval(text[:text.index('}') + 1].strip())
     best = max(scores.values())
     checks.check('the scheduler chose a host the model scored best',
                  scores.get(host) == best, '%s -> %s' % (scores, host))
