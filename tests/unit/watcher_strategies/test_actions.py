@@ -103,6 +103,16 @@ SWAP = 'watcher:contention_swap:'
 
 class TestContentionSwap(base.TestCase):
 
+    def _failed(self, nova):
+        """The swap on ``nova`` and the failure its execute() raises."""
+        action = _swap(nova)
+        return action, self.assertRaises(actions.ContentionActionFailed,
+                                         action.execute)
+
+    def _short_wait(self):
+        self.flags(migration_max_retries=2, migration_interval=0.1,
+                   group='nova')
+
     def test_both_legs_in_order(self):
         nova = FakeNova({A: 'h1', B: 'h2'})
         action = _swap(nova)
@@ -136,9 +146,7 @@ class TestContentionSwap(base.TestCase):
 
     def test_leg_two_failure_undoes_leg_one(self):
         nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1')})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertEqual([(A, 'h2'), (B, 'h1'), (A, 'h1')], nova.calls)
         self.assertEqual({A: 'h1', B: 'h2'}, nova.where)
         self.assertIn('leg two failed', str(exc))
@@ -150,9 +158,7 @@ class TestContentionSwap(base.TestCase):
 
     def test_half_done_swap_is_recorded_and_reported(self):
         nova = FakeNova({A: 'h1', B: 'h2'}, fail={(B, 'h1'), (A, 'h1')})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertIn('NOT undone: %s is on h2' % A, str(exc))
         self.assertIn('recorded', str(exc))
         self.assertEqual({(A, 'h2', 'watcher:contention_swap:half_done'),
@@ -162,9 +168,7 @@ class TestContentionSwap(base.TestCase):
 
     def test_nova_error_is_a_failed_leg(self):
         nova = FakeNova({A: 'h1', B: 'h2'}, raises={(A, 'h2')})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertIn('leg one failed: %s is on h1' % A, str(exc))
         self.assertEqual([(A, 'h1', 'watcher:contention_swap:failed')],
                          [(m.uuid, m.dest_host, m.origin)
@@ -181,9 +185,7 @@ class TestContentionSwap(base.TestCase):
     def test_lookup_error_after_leg_one_is_not_taken_for_its_source(self):
         # A landed on h2; Nova then answers 503 to every lookup of A.
         nova = FakeNova({A: 'h1', B: 'h2'}, lost={(A, 'h2'): 99})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertEqual([(A, 'h2')], nova.calls)
         self.assertEqual({(A, 'h1', 'h2', SWAP + 'unknown')},
                          _moves(action))
@@ -200,9 +202,7 @@ class TestContentionSwap(base.TestCase):
     def test_lookup_error_after_leg_two_does_not_undo_leg_one(self):
         # B landed on h1; moving A back to h1 would put both there.
         nova = FakeNova({A: 'h1', B: 'h2'}, lost={(B, 'h1'): 99})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
         self.assertEqual({(A, 'h1', 'h2', SWAP + 'half_done'),
                           (B, 'h2', 'h1', SWAP + 'unknown')},
@@ -213,13 +213,10 @@ class TestContentionSwap(base.TestCase):
 
     def test_leg_two_still_running_after_the_wait_does_not_undo_leg_one(
             self):
-        self.flags(migration_max_retries=2, migration_interval=0.1,
-                   group='nova')
+        self._short_wait()
         nova = FakeNova({A: 'h1', B: 'h2'}, stuck={(B, 'h1')},
                         unstoppable={B})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertEqual([B], nova.aborted)
         self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
         self.assertEqual({(A, 'h1', 'h2', SWAP + 'half_done'),
@@ -228,13 +225,10 @@ class TestContentionSwap(base.TestCase):
         self.assertIn('NOT undone', str(exc))
 
     def test_abort_that_fails_then_a_wait_that_ends_is_unknown(self):
-        self.flags(migration_max_retries=2, migration_interval=0.1,
-                   group='nova')
+        self._short_wait()
         nova = FakeNova({A: 'h1', B: 'h2'}, stuck={(A, 'h2')},
                         abort_raises={A})
-        action = _swap(nova)
-        exc = self.assertRaises(actions.ContentionActionFailed,
-                                action.execute)
+        action, exc = self._failed(nova)
         self.assertEqual([A], nova.aborted)
         self.assertEqual([(A, 'h2')], nova.calls)
         self.assertEqual({(A, 'h1', 'h2', SWAP + 'unknown')},
