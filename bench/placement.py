@@ -100,7 +100,7 @@ def store_history(name):
                     runs += 1
                     for _ in range(min(scen.epochs, HISTORY_EPOCHS)):
                         sim.arrive(policy, rng)
-                        sim.apply(policy.rebalance(sim.view(), rng))
+                        sim.audit(policy, rng)
                         sim.step()
                         reports = [dataclasses.replace(
                             rep, timestamp=rep.timestamp + runs * 1e6)

@@ -34,6 +34,14 @@ class Policy(abc.ABC):
         """Called every audit period. Return a :class:`cluster.Plan`."""
         return cluster.Plan(reason='%s does not rebalance' % self.name)
 
+    def applied(self, plan, result, now):
+        """Called after the simulator ran ``plan`` of the audit at ``now``.
+
+        ``result`` (:class:`contention.sim.simulator.ApplyResult`) holds
+        the actions that ran and those refused. A policy that remembers
+        its moves records them here, as they happened.
+        """
+
     def filter_hosts(self, instance, view, candidates):
         """The candidates an arriving instance may land on.
 

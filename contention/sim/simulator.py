@@ -478,6 +478,22 @@ class Simulator(object):
 
     # -- actions --------------------------------------------------------------
 
+    def audit(self, policy, rng):
+        """One audit period: ``policy``'s plan for the view, carried out.
+
+        The policy is then told what ran and what was refused
+        (:meth:`contention.policy.Policy.applied`), as Watcher's actions
+        record their outcome. Returns (plan, :class:`ApplyResult`, the
+        seconds the policy spent deciding).
+        """
+        view = self.view()
+        start = time.perf_counter()
+        plan = policy.rebalance(view, rng)
+        spent = time.perf_counter() - start
+        outcome = self.apply(plan)
+        policy.applied(plan, outcome, view.now)
+        return plan, outcome, spent
+
     def apply(self, plan):
         """Carry out a :class:`~contention.cluster.Plan`, in order.
 
@@ -789,11 +805,8 @@ def run(scenario, policy, epochs=None, seed=None, placement_policy=None):
     for _ in range(epochs):
         spent += sim.arrive(policy, rng)
         if sim.epoch % scenario.audit_every == 0:
-            view = sim.view()
-            start = time.perf_counter()
-            plan = policy.rebalance(view, rng)
-            spent += time.perf_counter() - start
-            outcome = sim.apply(plan)
+            plan, outcome, decided = sim.audit(policy, rng)
+            spent += decided
             for rej in outcome.rejected:
                 notes.append('epoch %d: rejected %s: %s'
                              % (sim.epoch, type(rej.action).__name__,

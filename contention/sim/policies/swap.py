@@ -7,9 +7,10 @@ run, with the same parameters and defaults
 (:mod:`contention.swap.params`). What differs is only what an adapter
 supplies: the view is the simulator's, and the move log is in memory
 (:class:`contention.swap.InMemoryMoveLog`): every action of every plan
-is recorded when the plan is handed over, with the Merlin classes just
-before it, so the cool-down and the repercussion check (Merlin section
-3.5) see every move, as Watcher's store-backed log does.
+is recorded once the simulator has run it (refused ones as failed
+attempts at their source), with the Merlin classes just before it, so
+the cool-down and the repercussion check (Merlin section 3.5) see every
+move, as Watcher's store-backed log does.
 
 ``mix_model`` adds the model check (:func:`contention.swap.feasibility.mix_gain`):
 a contention-train model file, or ``scenario`` for a model trained when
@@ -56,6 +57,7 @@ class _SwapPolicy(policy.Policy):
         self._latency = frozenset()
         self.notes = []
         self.move_log = swap.InMemoryMoveLog()
+        self._classes = {}
 
     def get_params(self):
         """The parameters, scikit-learn style."""
@@ -92,13 +94,28 @@ class _SwapPolicy(policy.Policy):
             view.instances, swap.mix_class, self._latency))
 
     def rebalance(self, view, rng):
-        plan = swap.run_audit(view, self.params, self.move_log,
+        self._classes = {i.uuid: i.merlin_class for i in view.instances
+                         if i.merlin_class is not None}
+        return swap.run_audit(view, self.params, self.move_log,
                               type(self).algorithm, self.mix_values(view))
-        self.move_log.record(
-            swap.moves_of(plan.actions, view.now, 'sim:%s' % self.name),
-            classes={i.uuid: i.merlin_class for i in view.instances
-                     if i.merlin_class is not None})
-        return plan
+
+    def applied(self, plan, result, now):
+        """Record what ran, and each refused action as a failed attempt.
+
+        A refused action's instances stayed where they were (the
+        simulator refuses a swap as a whole), so the attempt is recorded
+        at its source with the ``failed`` outcome, as Watcher's
+        ``contention_swap`` records a failed leg: it starts the cool-down
+        but moves no co-runner.
+        """
+        origin = 'sim:%s' % self.name
+        moves = swap.moves_of(result.applied, now, origin)
+        for move in swap.moves_of([r.action for r in result.rejected], now,
+                                  origin):
+            moves.append(swap.Move(move.uuid, move.source_host,
+                                   move.source_host, now,
+                                   '%s:%s' % (origin, swap.FAILED)))
+        self.move_log.record(moves, classes=self._classes)
 
 
 class CacheAwareSwapPolicy(_SwapPolicy):

@@ -71,6 +71,8 @@ class TestSwapPolicies(testtools.TestCase):
                                                  max_swaps=1)
         first = pol.rebalance(_view(co_class='low/low'), random.Random(0))
         self.assertTrue(first.actions)
+        pol.applied(first, simulator.ApplyResult(applied=first.actions),
+                    10000.0)
         after = _view(co_class='low/low')
         for action in first.actions:
             after = swap.apply(after, [action])
@@ -93,6 +95,27 @@ class TestSwapPolicies(testtools.TestCase):
             for leg in legs:
                 if isinstance(leg, cluster.Migrate):
                     self.assertNotEqual('cold', leg.dest_host)
+
+    def test_moves_are_recorded_as_the_simulator_ran_them(self):
+        # A refused action's instances stayed home: recorded at their
+        # source as a failed attempt (cool-down, no co-runner moved), as
+        # Watcher records a failed leg; nothing is recorded before the
+        # simulator has run the plan.
+        pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M)
+        ran = cluster.Migrate('h0', 'hot', 'cold', 0)
+        refused = cluster.Swap(cluster.Migrate('h1', 'hot', 'cold', 1),
+                               cluster.Migrate('c1', 'cold', 'hot', 1))
+        plan = cluster.Plan(actions=(ran, refused))
+        self.assertEqual([], pol.move_log.moves_since(0))
+        pol.applied(plan, simulator.ApplyResult(
+            applied=(ran,), rejected=(simulator.Rejected(
+                refused, 'first leg: no room', 'first_leg'),)), 500.0)
+        moves = {(m.uuid, m.source_host, m.dest_host, m.origin)
+                 for m in pol.move_log.moves_since(0)}
+        self.assertEqual({
+            ('h0', 'hot', 'cold', 'sim:cache_aware_swap'),
+            ('h1', 'hot', 'hot', 'sim:cache_aware_swap:failed'),
+            ('c1', 'cold', 'cold', 'sim:cache_aware_swap:failed')}, moves)
 
     def test_balanced_cluster_gives_empty_plan_with_reason(self):
         pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M,
