@@ -44,8 +44,10 @@ from oslo_log import log
 from watcher.common import exception
 from watcher.decision_engine.solution import default as default_solution
 from watcher.decision_engine.strategy.strategies import base
+from watcher import conf as watcher_conf
 
 from contention import cluster
+from contention import opts as core_opts
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
 from contention import reportview
@@ -251,9 +253,16 @@ class ContentionSwapBase(base.BaseStrategy):
                        'Nova collector failed or its model is stale: see '
                        'its log' % (self.get_name(), len(built.view.hosts),
                                     unknown))
+        try:
+            # The decision engine's [contention_thresholds], as the agents
+            # have theirs: Merlin's rules read them.
+            thresholds, _overhead = core_opts.thresholds_from_conf(
+                watcher_conf.CONF)
+        except ValueError as exc:
+            self._fail(audit, '%s: %s' % (self.get_name(), exc))
         self.plan = swap.run_audit(
             built.view, params, self.move_log(), type(self).algorithm,
-            self.mix_values(built.view))
+            self.mix_values(built.view), thresholds)
         self._quotas = {i.uuid: i.cpu_quota for i in built.view.instances
                         if i.cpu_quota is not None}
         for action in self.plan.actions:

@@ -29,6 +29,7 @@ Watcher actions; the simulator's policy reads the simulator's view and
 remembers its moves in memory.
 """
 
+from contention import classify
 from contention import cluster
 from contention.swap import arbitration
 from contention.swap import balance
@@ -87,11 +88,14 @@ REASONS.update(harm.REASONS)
 
 
 def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
-              mix_values=None):
+              mix_values=None, thresholds=classify.DEFAULT_THRESHOLDS):
     """The plan of one audit (a :class:`contention.cluster.Plan`).
 
     ``move_log`` None is an empty log (no past moves). The view's own
     ``last_moved_at`` stays when it is later than the log's.
+    ``thresholds`` are the operator's ``[contention_thresholds]``
+    (:func:`contention.opts.thresholds_from_conf`), which Merlin's quota
+    rule reads.
     """
     if algorithm not in ALGORITHMS:
         raise ValueError('algorithm must be one of %s, not %r'
@@ -99,7 +103,7 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     view = with_cooldown(view, move_log, params.cooldown_s)
     hurt = repercussions(view, move_log, params.repercussion_interval)
     proposed = plan(view, params, algorithm, hurt=hurt,
-                    mix_values=mix_values)
+                    mix_values=mix_values, thresholds=thresholds)
     # Every plan, Watcher's and the simulator's, passes the harm check.
     return harm.check(view, proposed, params, move_log, mix_values)
 
@@ -145,14 +149,15 @@ def repercussions(view, move_log, interval):
     return arbitration.hurt_corunners(view, moves, classes_before)
 
 
-def plan(view, params, algorithm, hurt=(), mix_values=None):
+def plan(view, params, algorithm, hurt=(), mix_values=None,
+         thresholds=classify.DEFAULT_THRESHOLDS):
     """Run ``algorithm``'s phases on ``view``.
 
     The cool-down is already in the view, and the repercussion check's
     findings are ``hurt``.
     """
     unit, phases = ALGORITHMS[algorithm]
-    state = state_mod.State(view, unit, mix_values, hurt)
+    state = state_mod.State(view, unit, mix_values, hurt, thresholds)
     actions, skipped = [], []
     for phase in phases:
         done, left = phase(state, params)

@@ -104,7 +104,7 @@ def phase(state, params):
     if not params.cpu_quota:
         return [], []
     skipped = []
-    actions = quota_phase(state.final_view(), skipped)
+    actions = quota_phase(state.final_view(), skipped, state.thresholds)
     for action in actions:
         state.apply(action)
     return actions, skipped

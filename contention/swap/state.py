@@ -19,6 +19,7 @@ node of the host the instance had left.
 import collections
 import dataclasses
 
+from contention import classify
 from contention import cluster
 from contention.swap import measure
 
@@ -48,9 +49,12 @@ class State:
     (:class:`contention.perfmodel.mixes.MixValues`) enables the model
     check, ``hurt`` (:class:`arbitration.Hurt`) are the co-runners the
     repercussion check found; the balancing arbitrates their units first.
+    ``thresholds`` (:class:`contention.classify.Thresholds`) are the
+    operator's ``[contention_thresholds]``, which Merlin's rules read.
     """
 
-    def __init__(self, view, unit=HOST, mix_values=None, hurt=()):
+    def __init__(self, view, unit=HOST, mix_values=None, hurt=(),
+                 thresholds=classify.DEFAULT_THRESHOLDS):
         if unit not in UNITS:
             raise ValueError('unit must be one of %s, not %r'
                              % (', '.join(UNITS), unit))
@@ -58,6 +62,7 @@ class State:
         self.unit = unit
         self.mix_values = mix_values
         self.hurt = tuple(hurt)
+        self.thresholds = thresholds
         self.now = view.now
         self.hosts = {h.name: h for h in view.hosts}
         self.inst = {i.uuid: i for i in view.instances}

@@ -10,9 +10,11 @@ import fixtures
 import jsonschema
 import numpy as np
 from watcher.common import utils
+from watcher import conf as watcher_conf
 from watcher.tests.unit.decision_engine.strategy.strategies import \
     test_base
 
+from contention import opts as core_opts
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.perfmodel import train
@@ -386,9 +388,10 @@ class TestModelCheck(_StrategyTest):
         seen = []
         real = swap.run_audit
 
-        def run_audit(view, params, move_log, algorithm, mix_values=None):
+        def run_audit(view, params, move_log, algorithm, mix_values=None,
+                      *args):
             seen.append({'mix_values': mix_values})
-            return real(view, params, move_log, algorithm, mix_values)
+            return real(view, params, move_log, algorithm, mix_values, *args)
         self.useFixture(fixtures.MockPatchObject(swap, 'run_audit',
                                                  run_audit))
         solution = self.run_strategy(model, store)
@@ -469,6 +472,19 @@ class TestCpuQuota(_StrategyTest):
         # The same load without a reported cap (a 1.0 report, or no CFS
         # quota on the domain): nothing to raise.
         self.assertEqual([], self.run_capped(quota=None).actions)
+
+    def test_decision_engines_thresholds_decide_who_needs_cpu(self):
+        # c0 uses all of its 0.5 cap: above the default cpu_needs_more
+        # (0.8), below an operator's 1.5.
+        core_opts.register_opts(watcher_conf.CONF)
+        self.flags(cpu_needs_more=1.5, group=core_opts.GROUP)
+        self.assertEqual([], self.run_capped().actions)
+
+    def test_inconsistent_thresholds_fail_the_audit_with_the_group(self):
+        core_opts.register_opts(watcher_conf.CONF)
+        self.flags(mpki_low=50.0, mpki_high=10.0, group=core_opts.GROUP)
+        exc = self.assertRaises(strategies.TelemetryMissing, self.run_capped)
+        self.assertIn('[contention_thresholds]', str(exc))
 
     def test_parameter_turns_it_off(self):
         self.assertEqual([], self.run_capped(cpu_quota=False).actions)

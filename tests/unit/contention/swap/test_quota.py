@@ -2,6 +2,7 @@
 
 import testtools
 
+from contention import classify
 from contention import cluster
 from contention import swap
 from contention.swap import quota
@@ -102,6 +103,18 @@ class TestInTheStrategies(testtools.TestCase):
             plan = algorithm(self.view(), swap.SwapParameters())
             self.assertEqual([('a', 0.75), ('b', 0.75)], sorted(quotas(plan)))
             self.assertIsInstance(plan.actions[-1], cluster.CpuQuota)
+
+    def test_operators_thresholds_decide_who_needs_cpu(self):
+        # util 0.5 under a 0.5 cap uses all of it: above the default 0.8,
+        # below an operator's cpu_needs_more of 1.5.
+        lax = classify.Thresholds(cpu_needs_more=1.5)
+        for algorithm in swap.ALGORITHMS:
+            plan = swap.run_audit(self.view(), swap.SwapParameters(),
+                                  algorithm=algorithm, thresholds=lax)
+            self.assertEqual([], quotas(plan))
+            plan = swap.run_audit(self.view(), swap.SwapParameters(),
+                                  algorithm=algorithm)
+            self.assertEqual(2, len(quotas(plan)))
 
     def test_parameter_turns_it_off(self):
         params = swap.SwapParameters(cpu_quota=False)
