@@ -7,6 +7,8 @@ from oslotest import base
 from contention import cluster
 from contention import policy
 from contention import report
+from contention import reportview
+from contention.sim import generate
 from contention.sim import migration
 from contention.sim import scenario
 from contention.sim import simulator
@@ -291,3 +293,74 @@ class TestMigrationModel(base.BaseTestCase):
         t = migration.live_migration(2048, 5000, params)
         self.assertFalse(t.converged)
         self.assertLessEqual(t.transferred_mib, 2048 * 7)
+
+
+class TestViewFromReports(base.BaseTestCase):
+    """The simulator's view is the one the core builds from its reports.
+
+    The Watcher strategy sees the cluster through
+    :func:`contention.reportview.view_from_reports` over the agents'
+    reports and Nova's inventory; the simulator's policies see
+    :meth:`Simulator.view`. Every field the telemetry decides must agree,
+    or the evaluation judges decisions Watcher would not make.
+    """
+
+    TELEMETRY = ('host', 'socket', 'node', 'llc_misses_per_s', 'mpki', 'mf',
+                 'ipc', 'cpu_util', 'merlin_class', 'image_id',
+                 'memory_node', 'cpu_quota')
+
+    def _check(self, scen):
+        sim = simulator.Simulator(scen)
+        sim.step()
+        view = sim.view()
+        # What Nova knows: capacities, sizes, flavors.
+        inventory = reportview.Inventory(
+            tuple(reportview.HostInventory(
+                h.name, h.vcpus_total, h.memory_mib_total, h.disk_gb_total,
+                h.cpu_allocation_ratio, h.ram_allocation_ratio,
+                h.disk_allocation_ratio) for h in view.hosts),
+            tuple(reportview.InstanceInventory(
+                i.uuid, i.host, i.vcpus, i.memory_mib, i.disk_gb, i.flavor,
+                has_numa_topology=i.has_numa_topology,
+                dedicated=i.cpu_policy == 'dedicated')
+                for i in view.instances))
+        built = reportview.view_from_reports(
+            {r.host: r for r in sim.host_reports()}, inventory, view.now,
+            freshness=1e9).view
+        # A host that keeps nodes for itself (the scenario's reserved
+        # nodes; Nova's cpu_shared_set and cpu_dedicated_set leave them
+        # out) reports them all, and the core cannot tell yet which are
+        # Nova's: such hosts still differ (issue 18).
+        reserved = {h.name for h in sim.state.hosts if h.model.reserved}
+        self.assertEqual(
+            {h.name: h.sockets for h in view.hosts
+             if h.name not in reserved},
+            {h.name: h.sockets for h in built.hosts
+             if h.name not in reserved})
+        by_uuid = {i.uuid: i for i in built.instances}
+        compared = 0
+        for inst in view.instances:
+            if inst.host in reserved:
+                continue
+            compared += 1
+            other = by_uuid[inst.uuid]
+            for name in self.TELEMETRY:
+                a, b = getattr(inst, name), getattr(other, name)
+                if isinstance(a, float) and isinstance(b, float):
+                    self.assertAlmostEqual(a, b, delta=1e-6 * max(1, abs(a)),
+                                           msg=(inst.uuid, name))
+                else:
+                    self.assertEqual(a, b, (scen.name, inst.uuid, name))
+        return compared
+
+    def test_shipped_scenarios(self):
+        # epyc-nps4's instances spanning nodes are given another node by
+        # the reports' vCPU vote than by the simulator's largest share:
+        # they still differ (issue 18).
+        for name in ('ahn-wl1', 'ahn-wl4', 'full-hosts'):
+            self.assertGreater(self._check(scenario.load(name)), 0)
+
+    def test_generated_clusters_of_mixed_host_classes(self):
+        compared = sum(self._check(generate.scenario(spec, seed, name))
+                       for spec, seed, name in generate.family(19, 5, 0, 0, 1))
+        self.assertGreater(compared, 500)
