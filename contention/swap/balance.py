@@ -2,7 +2,9 @@
 
 Algorithm 1 step 2 (hosts) or Algorithm 2 (sockets, VMs move with their
 memory so NUMA affinity is kept): find the units with the most and fewest
-LLC misses and, while they differ by more than ``threshold``, swap a VM
+LLC misses (per average-sized unit on a cluster mixing host classes:
+:func:`contention.swap.measure.capacity_weights`) and, while they differ
+by more than ``threshold``, swap a VM
 of the first with one of the second (or move one one-way). The papers run
 one step per period; here an audit chains up to ``max_swaps`` steps, each
 chosen on the state left by the previous ones. Which swap a step runs,
@@ -33,6 +35,8 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
         reasons['no_partner'] += 1
         return []
     diff = state.load[src] - state.load[dst]
+    weights = (state.unit_weight.get(src, 1.0)
+               + state.unit_weight.get(dst, 1.0))
     if params.victim_selection == arbitration.EXTREME:
         out = max(outs, key=lambda i: (measure.misses(i), i.uuid))
         back = (min(backs, key=lambda i: (measure.misses(i), i.uuid))
@@ -48,7 +52,9 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
             reasons['no_gain'] += 1
             continue
         delta = measure.misses(out) - (measure.misses(back) if back is not None else 0.0)
-        reduction = diff - abs(diff - 2 * delta)
+        # The difference left after the move: src loses delta at its
+        # weight, dst gains it at its own (both 1 on identical units).
+        reduction = diff - abs(diff - delta * weights)
         if reduction <= 0:
             reasons['no_gain'] += 1
             continue

@@ -26,9 +26,42 @@ def spread(loads):
     return math.sqrt(var) / mean
 
 
-def socket_loads(view):
-    """{(host, socket): LLC misses/s} over the enabled hosts' sockets.
+def capacity_weights(view, unit='socket'):
+    """{unit key: how much one LLC miss/s weighs there}, 1 on average.
 
+    Ahn et al.'s hosts are identical, so they balance LLC misses/s as
+    they are. On a cluster mixing host classes a 64-core socket absorbs
+    the misses of many more instances than an 8-core one, with more
+    cache and memory channels: balancing the raw figure moves heavy
+    instances onto the small sockets, where they saturate the memory
+    controller. A unit's weight is the mean CPU count of the view's
+    enabled units over its own (``unit`` ``'host'``: hosts, keyed by
+    name; ``'socket'``: sockets, keyed by (host, socket)), so a load is
+    "LLC misses/s per average-sized unit": on identical units every
+    weight is 1 and nothing changes. CPUs stand for capacity because the
+    view has no cache or bandwidth figures; a unit with none weighs 1.
+    """
+    cpus = {}
+    for host in view.hosts:
+        if not host.enabled:
+            continue
+        if unit == 'host':
+            cpus[host.name] = sum(s.cpus for s in host.sockets) or (
+                host.vcpus_total)
+        else:
+            for sock in host.sockets:
+                cpus[(host.name, sock.id)] = sock.cpus
+    sized = [c for c in cpus.values() if c > 0]
+    if not sized:
+        return {}
+    mean = sum(sized) / len(sized)
+    return {key: mean / c for key, c in cpus.items() if c > 0}
+
+
+def socket_loads(view):
+    """{(host, socket): weighted LLC misses/s} over the enabled sockets.
+
+    Each socket's misses/s times its :func:`capacity_weights` weight.
     Instances with no known socket count evenly towards every socket of
     their host.
     """
@@ -39,22 +72,25 @@ def socket_loads(view):
             enabled[host.name] = host
             for sock in host.sockets:
                 loads[(host.name, sock.id)] = 0.0
+    weights = capacity_weights(view)
     for inst in view.instances:
-        contribute(loads, enabled, inst, 1.0)
+        contribute(loads, enabled, inst, 1.0, weights)
     return loads
 
 
-def contribute(loads, enabled, inst, sign):
+def contribute(loads, enabled, inst, sign, weights):
     """Add (``sign`` 1) or remove (-1) ``inst``'s misses to ``loads``."""
     host = enabled.get(inst.host)
     if host is None or not host.sockets:
         return
     if inst.socket is not None and (inst.host, inst.socket) in loads:
-        loads[(inst.host, inst.socket)] += sign * misses(inst)
+        key = (inst.host, inst.socket)
+        loads[key] += sign * misses(inst) * weights.get(key, 1.0)
     else:
         share = sign * misses(inst) / len(host.sockets)
         for sock in host.sockets:
-            loads[(host.name, sock.id)] += share
+            key = (host.name, sock.id)
+            loads[key] += share * weights.get(key, 1.0)
 
 
 def sensitivity(instance):

@@ -69,7 +69,11 @@ class State:
         self.on_host = collections.defaultdict(dict)
         self.used = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         self.cell_used = collections.defaultdict(lambda: [0.0, 0.0])
+        #: Per unit: weighted LLC misses/s (:func:`measure.capacity_weights`).
         self.load = collections.defaultdict(float)
+        self.unit_weight = measure.capacity_weights(view, unit)
+        self.socket_weight = (self.unit_weight if unit == SOCKET
+                              else measure.capacity_weights(view, SOCKET))
         #: Per (host, socket of the vCPUs): [sum of LLC misses/s, sum of
         #: sensitivities, sum of sensitivity x misses], for
         #: :meth:`pressure`.
@@ -99,7 +103,8 @@ class State:
         mem_socket = self.memory_socket(inst)
         if mem_socket is not None:
             self.cell_used[(inst.host, mem_socket)][1] += inst.memory_mib
-        self.load[self.key(inst)] += measure.misses(inst)
+        key = self.key(inst)
+        self.load[key] += measure.misses(inst) * self.unit_weight.get(key, 1.0)
         self._stats(inst, 1.0)
 
     def _remove(self, inst):
@@ -113,7 +118,8 @@ class State:
         mem_socket = self.memory_socket(inst)
         if mem_socket is not None:
             self.cell_used[(inst.host, mem_socket)][1] -= inst.memory_mib
-        self.load[self.key(inst)] -= measure.misses(inst)
+        key = self.key(inst)
+        self.load[key] -= measure.misses(inst) * self.unit_weight.get(key, 1.0)
         self._stats(inst, -1.0)
 
     def _stats(self, inst, sign):
@@ -128,12 +134,15 @@ class State:
     def pressure(self, keys):
         """Predicted contention on the (host, socket) ``keys`` now.
 
-        :func:`measure.pressure`, computed from running sums.
+        :func:`measure.pressure`, computed from running sums, each
+        socket's times its capacity weight (:func:`measure.capacity_weights`:
+        co-runners' misses hurt less where there is more cache and memory
+        bandwidth to share).
         """
         total = 0.0
         for key in set(keys):
             load, sens, both = self.sock_stats.get(key, (0.0, 0.0, 0.0))
-            total += load * sens - both
+            total += (load * sens - both) * self.socket_weight.get(key, 1.0)
         return total
 
     def memory_socket(self, inst):
@@ -244,8 +253,10 @@ class State:
         originals = {i.uuid: i for i in self.view.instances
                      if i.uuid in self.moved}
         for uuid in self.moved:
-            measure.contribute(loads, enabled, originals[uuid], -1.0)
-            measure.contribute(loads, enabled, self.inst[uuid], 1.0)
+            measure.contribute(loads, enabled, originals[uuid], -1.0,
+                               self.socket_weight)
+            measure.contribute(loads, enabled, self.inst[uuid], 1.0,
+                               self.socket_weight)
         return loads
 
     def final_view(self):

@@ -10,6 +10,7 @@ from contention.swap import arbitration
 from contention.swap import balance
 from contention.swap import feasibility
 from contention.swap import local
+from contention.swap import measure
 from contention.swap import state as state_mod
 from tests.unit.contention.swap import views as v
 
@@ -198,17 +199,21 @@ class TestCacheAwareGlobal(testtools.TestCase):
         self.assertEqual('no_gain', _reasons(plan)['hot'])
 
     def test_capacity_refused(self):
-        view = v.view([v.host('hot'), v.host('cold', cpus=1)],
-                      [v.vm('h0', 'hot', 9 * M, vcpus=4),
+        # cold has as many CPUs as hot (same capacity weight) but its
+        # memory is full, and h0 needs more than c0 frees.
+        cold = v.host('cold', sockets=1, cpus=16, memory_mib=2048)
+        view = v.view([v.host('hot'), cold],
+                      [v.vm('h0', 'hot', 9 * M, memory_mib=4096),
                        v.vm('h1', 'hot', 1 * M),
-                       v.vm('c0', 'cold', 1 * M, vcpus=2)])
+                       v.vm('c0', 'cold', 1 * M, memory_mib=2048)])
         plan = swap.cache_aware(view, EXTREME)
         self.assertEqual((), plan.actions)
         self.assertEqual('no_capacity', _reasons(plan)['hot'])
 
     def test_transient_capacity_chooses_leg_order(self):
-        # cold is full: h0 can only land once c0 has left.
-        view = v.view([v.host('hot'), v.host('cold', cpus=1)],
+        # cold's memory is full: h0 can only land once c0 has left.
+        cold = v.host('cold', sockets=1, cpus=16, memory_mib=2048)
+        view = v.view([v.host('hot'), cold],
                       [v.vm('h0', 'hot', 9 * M),
                        v.vm('h1', 'hot', 1 * M),
                        v.vm('c0', 'cold', 1 * M)])
@@ -447,6 +452,48 @@ class TestRepercussion(testtools.TestCase):
             for leg in legs:
                 if leg.source_host != 'b':
                     self.assertNotEqual('b', leg.dest_host)
+
+
+class TestMixedHostClasses(testtools.TestCase):
+    """Loads per average-sized unit (measure.capacity_weights)."""
+
+    def _view(self, small_misses):
+        # A 32-CPU-per-socket host with 8 VMs per socket beside a
+        # 4-CPU-per-socket one with two VMs per socket.
+        big = [v.vm('b%d%d' % (s, n), 'big', 10 * M, socket=s, mf=0.3)
+               for s in (0, 1) for n in range(8)]
+        small = [v.vm('s%d%d' % (s, n), 'small', misses, socket=s, mf=0.3)
+                 for s in (0, 1)
+                 for n, misses in enumerate((small_misses - 1 * M, 1 * M))]
+        return v.view([v.host('big', cpus=32), v.host('small', cpus=4)],
+                      big + small)
+
+    def test_weights_are_one_on_identical_units(self):
+        view = v.view([v.host('a'), v.host('b')], [])
+        self.assertEqual({1.0}, set(
+            measure.capacity_weights(view).values()))
+        self.assertEqual({'a': 1.0, 'b': 1.0},
+                         measure.capacity_weights(view, 'host'))
+
+    def test_even_misses_per_cpu_is_balanced(self):
+        # 80 M misses/s on 32 CPUs and 10 M on 4: the same per CPU. Raw
+        # figures would send a big-host VM to the small socket.
+        view = self._view(10 * M)
+        weights = measure.capacity_weights(view)
+        self.assertAlmostEqual(18.0 / 32, weights[('big', 0)])
+        self.assertAlmostEqual(18.0 / 4, weights[('small', 0)])
+        plan = swap.numa_aware(view, EXTREME)
+        self.assertEqual((), plan.actions)
+        self.assertTrue(plan.reason.startswith('balanced'), plan.reason)
+
+    def test_a_small_socket_carrying_more_per_cpu_gives_load(self):
+        view = self._view(40 * M)
+        plan = swap.numa_aware(view, dataclasses.replace(
+            EXTREME, min_predicted_gain=0.0, migration_cost_per_gib=0.0))
+        self.assertEqual(1, len(plan.actions))
+        first = plan.actions[0].first
+        self.assertEqual('small', first.source_host)
+        self.assertEqual('big', first.dest_host)
 
 
 class TestNumaAware(testtools.TestCase):
