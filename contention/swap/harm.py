@@ -19,7 +19,10 @@ exchange, later actions of the same instance):
   has (or more than before);
 * ``harm_bound``: an action after which an instance's predicted
   performance is more than ``max_vm_harm`` (``max_latency_harm`` for a
-  latency service) below its value before the plan.
+  latency service) below its value before the plan; where the model does
+  not value the instance and it serves requests (:func:`serving`), an
+  action after which it faces more than ``max_latency_harm`` more
+  co-runner LLC misses (:func:`_serving_harm`).
 
 Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
 performance of the instances it touches falls (the placement model's
@@ -28,7 +31,8 @@ estimate, :func:`measure.pressure`, must not rise). The per-instance
 prediction is the placement model's (paper 003, sections 5-7: an
 instance's normalised performance beside its socket's co-runners); where
 it knows no class for an instance, the check abstains for it and says so
-(a ``harm_unchecked`` entry in the plan's skipped list; the action runs).
+(a ``harm_unchecked`` entry in the plan's skipped list; the action runs,
+judged only by the rule for services answering requests).
 """
 
 import math
@@ -51,12 +55,14 @@ REASONS = {
                        'it has (or more than before)',
     'harm_bound': 'an instance\'s predicted performance would fall by more '
                   'than max_vm_harm (max_latency_harm for a latency '
-                  'service)',
+                  'service), or, with no prediction, a service answering '
+                  'requests would face more than max_latency_harm more '
+                  'co-runner LLC misses',
     'plan_lowers_mean': 'the plan would lower the predicted mean '
                         'performance; nothing is proposed',
     'harm_unchecked': 'not a skip: the action runs, but the model has no '
-                      'profile for the instance, so the harm bound could '
-                      'not be checked for it',
+                      'profile for the instance, so only the rule for '
+                      'services answering requests judged it',
 }
 
 _EPS = 1e-9
@@ -347,6 +353,20 @@ class Baseline:
         self.view = view
         self.inst = {i.uuid: i for i in view.instances}
         self._state = None
+        self._socket_misses = None
+
+    @property
+    def socket_misses(self):
+        """{(host, socket): LLC misses/s} as the State sums them."""
+        if self._socket_misses is None:
+            sums = {}
+            for inst in self.view.instances:
+                if (inst.socket is not None
+                        and inst.llc_misses_per_s is not None):
+                    key = (inst.host, inst.socket)
+                    sums[key] = sums.get(key, 0.0) + measure.misses(inst)
+            self._socket_misses = sums
+        return self._socket_misses
 
     @property
     def state(self):
@@ -368,15 +388,25 @@ def _keys(base, legs):
 
 
 def _harm(state, ordered, params, predictor, baseline):
-    """A harm_bound reason if ``ordered`` (applied) hurts an instance."""
-    if not predictor.active:
-        return None
-    base = baseline.state
+    """A harm_bound reason if ``ordered`` (applied) hurts an instance.
+
+    The model judges the instances it values; :func:`_serving_harm`
+    judges the others.
+    """
     legs = [leg for action in ordered for leg in _legs(action)]
+    repair = _repairs(state, legs, baseline)
     for inst in _touched_instances(state, _keys(baseline, legs)):
-        now = predictor.perf(state, inst)
-        then = predictor.perf(base, base.inst[inst.uuid])
+        before = baseline.inst[inst.uuid]
+        now = then = None
+        if predictor.active:
+            now = predictor.perf(state, inst)
+            then = predictor.perf(baseline.state, before)
         if now is None or then is None or then[0] <= 0:
+            if repair:
+                continue
+            found = _serving_harm(state, inst, before, params, baseline)
+            if found:
+                return found
             continue
         bound = params.max_latency_harm if then[1] else params.max_vm_harm
         drop = (then[0] - now[0]) / then[0]
@@ -384,6 +414,80 @@ def _harm(state, ordered, params, predictor, baseline):
             return ('harm_bound: %s\'s predicted performance would fall '
                     '%.1f%% (bound %.1f%%)'
                     % (inst.uuid, 100 * drop, 100 * bound))
+    return None
+
+
+def _repairs(state, legs, baseline):
+    """Whether every leg re-pins an instance onto its own memory.
+
+    NUMA repair (:mod:`.repair`) removes a remote-memory penalty the
+    contention estimate does not count; judged by the co-runner misses
+    alone it would look like harm to the socket it joins.
+    """
+    for leg in legs:
+        if not isinstance(leg, cluster.Repin):
+            return False
+        inst = state.inst[leg.instance]
+        before = baseline.inst[leg.instance]
+        if (state.memory_socket(inst) != inst.socket
+                or state.memory_socket(before) == before.socket):
+            return False
+    return True
+
+
+def serving(inst):
+    """Whether ``inst`` looks like a service answering requests.
+
+    It uses less than :data:`SERVING_UTIL` of the CPU its vCPUs (and its
+    quota) allow, so its work arrives rather than waits: its response
+    time grows as 1 / (1 - utilisation) with any slowdown (Merlin section
+    3.1 reads the same ratio as CPU sensitivity), so a few per cent more
+    memory stall cost it many per cent of latency. A batch code on a
+    crowded socket looks the same and is protected too: the cautious
+    error.
+    """
+    if inst.cpu_util is None:
+        return False
+    quota = inst.cpu_quota if inst.cpu_quota else 1.0
+    return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
+
+
+#: Below this share of its allowed CPU an instance is serving requests
+#: (:func:`serving`); a CPU-bound code uses all of it.
+SERVING_UTIL = 0.9
+
+
+def _co_load(total, weights, inst):
+    """Weighted co-runner LLC misses/s of ``inst``; ``total``: socket's."""
+    return ((total - measure.misses(inst))
+            * weights.get((inst.host, inst.socket), 1.0))
+
+
+def _serving_harm(state, inst, before, params, baseline):
+    """The harm rule where the model does not value ``inst``.
+
+    A service answering requests (:func:`serving`) must not face more
+    than ``max_latency_harm`` more co-runner LLC misses than before the
+    plan (per average-sized socket, :func:`measure.capacity_weights`):
+    the contention estimate has no calibration to performance, so it
+    bounds the cause, not the effect. Throughput codes are judged by the
+    plan's predicted contention as a whole (:func:`_mean_falls`).
+    """
+    if (inst.socket is None or before.socket is None
+            or inst.llc_misses_per_s is None or not serving(before)):
+        return None
+    weights = state.socket_weight
+    then = _co_load(baseline.socket_misses.get(
+        (before.host, before.socket), 0.0), weights, before)
+    now = _co_load(state.sock_stats.get(
+        (inst.host, inst.socket), (0.0,))[0], weights, inst)
+    if now > then * (1.0 + params.max_latency_harm) + _EPS:
+        return ('harm_bound: %s serves requests (CPU use %.2f of its '
+                'vCPUs) and would face %s co-runner LLC misses (%.3g '
+                'misses/s, from %.3g; bound +%.1f%%)'
+                % (inst.uuid, before.cpu_util,
+                   'more' if then > 0 else 'new', now, then,
+                   100 * params.max_latency_harm))
     return None
 
 

@@ -22,7 +22,7 @@ def uid(name):
 
 def record(name, misses, socket=0, vcpus=2, memory_mib=2048, mf=0.3,
            mpki=5.0, merlin_class='medium/medium', cpu_quota=None,
-           cpu_util=0.5):
+           cpu_util=1.0):
     cpus = NODE_CPUS[socket][:max(1, min(vcpus, 4))]
     return report.InstanceRecord(
         uuid=uid(name), name=name, vcpus=vcpus, memory_mib=memory_mib,

@@ -151,6 +151,61 @@ class TestHarmBound(testtools.TestCase):
         self.assertEqual('harm_unchecked', out.skipped[0].reason[:14])
 
 
+class TestServing(testtools.TestCase):
+    """Without a model, services answering requests are protected."""
+
+    def _view(self, util):
+        # 's' is alone on socket 0 of 'a'; 'h' would join it.
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, cpu_util=util),
+            v.vm('h', 'b', 90 * M, socket=0, cpu_util=1.0)])
+
+    def test_heavy_neighbour_for_a_service_is_dropped(self):
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        out = harm.check(self._view(0.4), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('s serves requests', out.skipped[0].reason)
+        self.assertEqual('harm_bound', out.skipped[0].reason.split(':')[0])
+
+    def test_batch_codes_are_left_to_the_mean_check(self):
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 1),))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(1.0), plan, PARAMS).actions)
+        # Beside 's' the contention estimate rises: the mean check drops
+        # the plan, whatever 's' does.
+        beside = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        out = harm.check(self._view(1.0), beside, PARAMS)
+        self.assertEqual('plan_lowers_mean',
+                         out.skipped[-1].reason.split(':')[0])
+
+    def test_a_quota_lowers_what_counts_as_busy(self):
+        capped = dataclasses.replace(self._view(0.45).instance('s'),
+                                     cpu_quota=0.5)
+        self.assertFalse(harm.serving(capped))
+        self.assertTrue(harm.serving(self._view(0.4).instance('s')))
+        self.assertFalse(harm.serving(self._view(None).instance('s')))
+
+    def test_numa_repair_beside_a_service_runs(self):
+        # 'r' runs on socket 1 beside a streamer with its memory on
+        # socket 0: moving its vCPUs to its memory joins 's', and repairs
+        # 'r'.
+        view = v.view([v.host('a', cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.4, mf=0.05),
+            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=1.0,
+                 remote_memory_ratio=1.0, mf=0.1),
+            v.vm('y', 'a', 90 * M, socket=1, cpu_util=1.0, mf=0.9)])
+        plan = cluster.Plan(actions=(
+            cluster.Repin('r', 'a', 0, move_memory=False),))
+        self.assertEqual(plan.actions, harm.check(view, plan, PARAMS).actions)
+        # The same move that is not a repair (no remote memory) is not
+        # exempt.
+        local = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, memory_node=None) for i in view.instances))
+        out = harm.check(local, plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('s serves requests', out.skipped[0].reason)
+
+
 class TestWouldUndo(testtools.TestCase):
 
     def test_move_back_within_cooldown_is_dropped(self):
@@ -199,7 +254,8 @@ def full_views(draw):
         instances.append(v.vm(
             'vm%d' % n, 'h%d' % host, misses, socket=socket, vcpus=vcpus,
             memory_mib=memory, mf=min(0.9, 0.05 + misses / 1e8),
-            mpki=misses / 2e6, ipc=1.0, image_id=image, flavor='f%d' % vcpus))
+            mpki=misses / 2e6, ipc=1.0, image_id=image, flavor='f%d' % vcpus,
+            cpu_util=draw(st.sampled_from((None, 0.3, 1.0)))))
     view = v.view(hosts, instances)
     log = movelog.InMemoryMoveLog()
     for inst in instances:
@@ -241,6 +297,7 @@ class TestEveryPlan(testtools.TestCase):
             if isinstance(leg, cluster.Migrate):
                 self.assertNotIn(leg.dest_host, recent.get(leg.instance, ()))
         if mix_values is None:
+            self._serving_bounded(view, state, params)
             return
         predictor = harm.Predictor(mix_values)
         base = state_mod.State(view)
@@ -252,6 +309,22 @@ class TestEveryPlan(testtools.TestCase):
             bound = params.max_latency_harm if then[1] else params.max_vm_harm
             self.assertGreaterEqual(now[0], then[0] * (1 - bound) - 1e-9,
                                     inst.uuid)
+
+    def _serving_bounded(self, view, state, params):
+        # With no model, a service answering requests faces at most
+        # max_latency_harm more co-runner misses (no view here has remote
+        # memory, so no NUMA repair is exempt).
+        before = state_mod.State(view)
+        for inst in view.instances:
+            if not harm.serving(inst):
+                continue
+            after = state.inst[inst.uuid]
+            then = before.sock_stats[(inst.host, inst.socket)][0]
+            now = state.sock_stats[(after.host, after.socket)][0]
+            self.assertLessEqual(now - inst.llc_misses_per_s,
+                                 (then - inst.llc_misses_per_s)
+                                 * (1 + params.max_latency_harm) + 1e-6,
+                                 inst.uuid)
 
     @hypothesis.settings(max_examples=60, deadline=None)
     @hypothesis.given(full_views(), st.sampled_from(sorted(swap.ALGORITHMS)),
