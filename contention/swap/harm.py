@@ -353,20 +353,16 @@ class Baseline:
         self.view = view
         self.inst = {i.uuid: i for i in view.instances}
         self._state = None
-        self._socket_misses = None
+        self._on_host = None
 
     @property
-    def socket_misses(self):
-        """{(host, socket): LLC misses/s} as the State sums them."""
-        if self._socket_misses is None:
-            sums = {}
+    def on_host(self):
+        """{host: its instances before the plan}."""
+        if self._on_host is None:
+            self._on_host = {}
             for inst in self.view.instances:
-                if (inst.socket is not None
-                        and inst.llc_misses_per_s is not None):
-                    key = (inst.host, inst.socket)
-                    sums[key] = sums.get(key, 0.0) + measure.misses(inst)
-            self._socket_misses = sums
-        return self._socket_misses
+                self._on_host.setdefault(inst.host, []).append(inst)
+        return self._on_host
 
     @property
     def state(self):
@@ -375,15 +371,23 @@ class Baseline:
         return self._state
 
 
-def _keys(base, legs):
-    """The (host, socket) keys ``legs`` leave (before the plan) and reach."""
+def _keys(state, base, legs):
+    """The (host, socket) keys ``legs`` leave (before the plan) and reach.
+
+    A socket left to the host to choose (None) may be any of its sockets:
+    all of them are touched.
+    """
     keys = set()
     for leg in legs:
         if isinstance(leg, cluster.CpuQuota):
             continue
         first = base.inst[leg.instance]
-        keys.update({(_dest(leg), leg.dest_socket),
-                     (first.host, first.socket)})
+        for key in ((_dest(leg), leg.dest_socket),
+                    (first.host, first.socket)):
+            keys.add(key)
+            host = state.hosts.get(key[0])
+            if key[1] is None and host is not None:
+                keys.update((key[0], sock.id) for sock in host.sockets)
     return keys
 
 
@@ -394,17 +398,16 @@ def _harm(state, ordered, params, predictor, baseline):
     judges the others.
     """
     legs = [leg for action in ordered for leg in _legs(action)]
-    repair = _repairs(state, legs, baseline)
-    for inst in _touched_instances(state, _keys(baseline, legs)):
+    exempt = _repaired(state, legs, baseline)
+    for inst in _touched_instances(state, _keys(state, baseline, legs)):
         before = baseline.inst[inst.uuid]
         now = then = None
         if predictor.active:
             now = predictor.perf(state, inst)
             then = predictor.perf(baseline.state, before)
         if now is None or then is None or then[0] <= 0:
-            if repair:
-                continue
-            found = _serving_harm(state, inst, before, params, baseline)
+            found = _serving_harm(state, inst, before, params, baseline,
+                                  exempt)
             if found:
                 return found
             continue
@@ -417,71 +420,50 @@ def _harm(state, ordered, params, predictor, baseline):
     return None
 
 
-def _repairs(state, legs, baseline):
-    """Whether every leg re-pins an instance onto its own memory.
+def _repaired(state, legs, baseline):
+    """The instances ``legs`` re-pin onto their own memory (NUMA repair).
 
-    NUMA repair (:mod:`.repair`) removes a remote-memory penalty the
-    contention estimate does not count; judged by the co-runner misses
-    alone it would look like harm to the socket it joins.
+    Repair (:mod:`.repair`) removes a remote-memory penalty the contention
+    estimate does not count; judged by its co-runner misses alone the
+    repaired instance would look harmed. Its co-runners are judged as
+    any others (the repair phase already chose an option that spares
+    them).
     """
+    found = set()
     for leg in legs:
         if not isinstance(leg, cluster.Repin):
-            return False
+            continue
         inst = state.inst[leg.instance]
         before = baseline.inst[leg.instance]
-        if (state.memory_socket(inst) != inst.socket
-                or state.memory_socket(before) == before.socket):
-            return False
-    return True
+        if (state.memory_socket(inst) == inst.socket
+                and state.memory_socket(before) != before.socket):
+            found.add(leg.instance)
+    return found
 
 
-def serving(inst):
-    """Whether ``inst`` looks like a service answering requests.
-
-    It uses less than :data:`SERVING_UTIL` of the CPU its vCPUs (and its
-    quota) allow, so its work arrives rather than waits: its response
-    time grows as 1 / (1 - utilisation) with any slowdown (Merlin section
-    3.1 reads the same ratio as CPU sensitivity), so a few per cent more
-    memory stall cost it many per cent of latency. A batch code on a
-    crowded socket looks the same and is protected too: the cautious
-    error.
-    """
-    if inst.cpu_util is None:
-        return False
-    quota = inst.cpu_quota if inst.cpu_quota else 1.0
-    return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
-
-
-#: Below this share of its allowed CPU an instance is serving requests
-#: (:func:`serving`); a CPU-bound code uses all of it.
-SERVING_UTIL = 0.9
-
-
-def _co_load(total, weights, inst):
-    """Weighted co-runner LLC misses/s of ``inst``; ``total``: socket's."""
-    return ((total - measure.misses(inst))
-            * weights.get((inst.host, inst.socket), 1.0))
-
-
-def _serving_harm(state, inst, before, params, baseline):
+def _serving_harm(state, inst, before, params, baseline, exempt):
     """The harm rule where the model does not value ``inst``.
 
-    A service answering requests (:func:`serving`) must not face more
-    than ``max_latency_harm`` more co-runner LLC misses than before the
-    plan (per average-sized socket, :func:`measure.capacity_weights`):
-    the contention estimate has no calibration to performance, so it
-    bounds the cause, not the effect. Throughput codes are judged by the
-    plan's predicted contention as a whole (:func:`_mean_falls`).
+    A service answering requests (:func:`measure.serving`) must not face
+    more than ``max_latency_harm`` more co-runner LLC misses than before
+    the plan (:func:`measure.co_load`, per average-sized socket): the
+    contention estimate has no calibration to performance, so it bounds
+    the cause, not the effect. Throughput codes are judged by the plan's
+    predicted contention as a whole (:func:`_mean_falls`). ``exempt``:
+    the instances a NUMA repair moves onto their own memory, which gain
+    what the estimate does not count.
     """
-    if (inst.socket is None or before.socket is None
-            or inst.llc_misses_per_s is None or not serving(before)):
+    if (inst.uuid in exempt or inst.socket is None or before.socket is None
+            or inst.llc_misses_per_s is None
+            or not measure.serving(before)):
         return None
-    weights = state.socket_weight
-    then = _co_load(baseline.socket_misses.get(
-        (before.host, before.socket), 0.0), weights, before)
-    now = _co_load(state.sock_stats.get(
-        (inst.host, inst.socket), (0.0,))[0], weights, inst)
-    if now > then * (1.0 + params.max_latency_harm) + _EPS:
+    then = measure.co_load(
+        baseline.on_host.get(before.host, ()), before,
+        state.hosts[before.host],
+        state.socket_weight.get((before.host, before.socket), 1.0))
+    now = state.co_load(inst)
+    if measure.more_contended(then, now, params.max_latency_harm,
+                              state.typical_load):
         return ('harm_bound: %s serves requests (CPU use %.2f of its '
                 'vCPUs) and would face %s co-runner LLC misses (%.3g '
                 'misses/s, from %.3g; bound +%.1f%%)'
@@ -496,15 +478,17 @@ def _mean_falls(state, kept, predictor, baseline, applied):
 
     The model's mean performance over the touched sockets' instances it
     values before and after; with no model, the audit's contention
-    estimate over those sockets must not rise.
+    estimate over those sockets (the pressure plus the LLC misses that
+    reach remote memory, as NUMA repair counts it) must not rise.
     """
     legs = [leg for action in kept for leg in _legs(action)]
-    keys = _keys(baseline, legs)
+    keys = _keys(state, baseline, legs)
     if not predictor.active:
-        after = state.pressure(keys)
+        after = state.pressure(keys) + state.remote_misses(keys)
         for inst in reversed(applied):
             state.restore(inst)
-        return after > state.pressure(keys) + _EPS
+        return after > (state.pressure(keys) + state.remote_misses(keys)
+                        + _EPS)
     base = baseline.state
     pairs = []
     for inst in _touched_instances(state, keys):

@@ -121,6 +121,58 @@ def pressure(instances):
     return sum(sensitivity(i) * (load - misses(i)) for i in instances)
 
 
+#: Below this share of its allowed CPU an instance is serving requests
+#: (:func:`serving`); a CPU-bound code uses all of it.
+SERVING_UTIL = 0.9
+
+
+def serving(inst):
+    """Whether ``inst`` looks like a service answering requests.
+
+    It uses less than :data:`SERVING_UTIL` of the CPU its vCPUs (and its
+    quota) allow, so its work arrives rather than waits: its response
+    time grows as 1 / (1 - utilisation) with any slowdown (Merlin section
+    3.1 reads the same ratio as CPU sensitivity), so a few per cent more
+    memory stall cost it many per cent of latency. A batch code on a
+    crowded socket looks the same and is protected too: the cautious
+    error.
+    """
+    if inst.cpu_util is None:
+        return False
+    quota = inst.cpu_quota if inst.cpu_quota else 1.0
+    return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
+
+
+def co_load(instances, inst, host, weight):
+    """LLC misses/s of ``inst``'s co-runners on its socket, times ``weight``.
+
+    ``instances`` are those of its ``host`` (a HostView); one whose
+    socket is unknown (a migration that let the host choose) counts
+    evenly on every socket, as in :func:`socket_loads`. ``weight`` is the
+    socket's :func:`capacity_weights` weight.
+    """
+    total = 0.0
+    for other in instances:
+        if other.uuid == inst.uuid:
+            continue
+        if other.socket == inst.socket:
+            total += misses(other)
+        elif other.socket is None and host.sockets:
+            total += misses(other) / len(host.sockets)
+    return total * weight
+
+
+def more_contended(then, now, bound, typical):
+    """Whether a co-runner load rose from ``then`` by more than ``bound``.
+
+    Relative to ``then``, or to the ``typical`` load of a socket where
+    that is larger: a service alone on its socket may get a neighbour
+    whose misses are a small part of what an average socket carries, not
+    none at all.
+    """
+    return now - then > bound * max(then, typical) + 1e-9
+
+
 def alike(a, b):
     """Whether two instances run the same image in the same flavor.
 

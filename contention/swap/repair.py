@@ -89,7 +89,7 @@ def numa_repair(state, params, skipped, memory_following_only=False):
             options.append([(inst, inst.socket, True, ratio)])
             best = None
             for moves in options:
-                tried = _try_repair(state, moves)
+                tried = _try_repair(state, moves, params)
                 if tried is None:
                     continue
                 gain, mib = tried
@@ -133,30 +133,41 @@ def _remote(state, inst):
     return mem_socket, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
 
-def _try_repair(state, moves):
+def _try_repair(state, moves, params):
     """Net predicted gain and cost of ``moves``, or None if one does not fit.
 
+    Or if it spares no one: a service answering requests beside the
+    sockets involved (:func:`measure.serving`, not itself repaired) may
+    not face more than ``max_latency_harm`` more co-runner LLC misses,
+    the rule the harm check applies (:mod:`.harm`), so that of the ways
+    to repair an instance the phase takes one the check lets through.
+
     ``moves`` are (instance, socket, move_memory, remote fraction) on one
-    host. The gain is the remote memory accesses removed (each instance's
-    LLC misses/s times its remote fraction: the misses go to DRAM, and
-    to the other socket's) plus the change in :func:`measure.pressure` on the
-    sockets involved; the cost is the memory moved, priced as the local
-    phase prices it. A socket may not end with more vCPUs than CPUs
-    unless it already had them (and then not more), as in
-    :func:`local_phase`. The state is left as it was.
+    host. The gain is the remote memory accesses removed
+    (:meth:`State.remote_misses`: each instance's LLC misses/s times its
+    remote fraction; the misses go to DRAM, and to the other socket's)
+    plus the change in :func:`measure.pressure` on the sockets involved;
+    the cost is the memory moved, priced as the local phase prices it.
+    A socket may not end with more vCPUs than CPUs unless it already had
+    them (and then not more), as in :func:`local_phase`. The state is
+    left as it was.
     """
     host = moves[0][0].host
     keys = set()
     for inst, socket, _mem, _ratio in moves:
         keys.update({(host, inst.socket), (host, socket)})
     vcpus_before = {k: state.cell_used[k][0] for k in keys}
-    before = state.pressure(keys)
+    before = state.pressure(keys) + state.remote_misses(keys)
+    repaired = {m[0].uuid for m in moves}
+    services = {i.uuid: state.co_load(i)
+                for i in state.on_host[host].values()
+                if i.uuid not in repaired and (host, i.socket) in keys
+                and measure.serving(i)}
     originals = [state.inst[m[0].uuid] for m in moves]
     gain = moved_mib = 0.0
     try:
         for inst, socket, move_memory, ratio in moves:
             state.move(inst.uuid, host, socket, move_memory=move_memory)
-            gain += measure.misses(inst) * ratio
             if move_memory:
                 moved_mib += inst.memory_mib * ratio
         for key in keys:
@@ -165,7 +176,12 @@ def _try_repair(state, moves):
                 return None
             if state.cell_free(host, key[1], False)[1] < 0:
                 return None
-        gain += before - state.pressure(keys)
+        for uuid, then in services.items():
+            if measure.more_contended(then, state.co_load(state.inst[uuid]),
+                                      params.max_latency_harm,
+                                      state.typical_load):
+                return None
+        gain = before - state.pressure(keys) - state.remote_misses(keys)
     finally:
         for inst in reversed(originals):
             state.restore(inst)

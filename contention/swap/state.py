@@ -86,6 +86,13 @@ class State:
         self.reason = None
         for inst in view.instances:
             self._add(inst)
+        sockets = [(h.name, s.id) for h in view.hosts if h.enabled
+                   for s in h.sockets]
+        #: The weighted LLC misses/s of an average socket before any move
+        #: (:func:`measure.more_contended`).
+        self.typical_load = sum(
+            self.sock_stats[k][0] * self.socket_weight.get(k, 1.0)
+            for k in sockets if k in self.sock_stats) / max(1, len(sockets))
 
     def key(self, inst):
         if self.unit == HOST:
@@ -144,6 +151,34 @@ class State:
             load, sens, both = self.sock_stats.get(key, (0.0, 0.0, 0.0))
             total += (load * sens - both) * self.socket_weight.get(key, 1.0)
         return total
+
+    def remote_misses(self, keys):
+        """LLC misses/s that reach another socket's memory, on ``keys``.
+
+        Over the instances whose vCPUs run on the (host, socket) ``keys``:
+        each one's misses times the fraction of its memory away from its
+        vCPUs' socket (the report's ``remote_memory_ratio``, all of it if
+        unknown). What NUMA repair removes (:mod:`.repair`); the pressure
+        estimate does not see it.
+        """
+        total = 0.0
+        for host, socket in set(keys):
+            for inst in self.on_host[host].values():
+                if inst.socket != socket or inst.socket is None:
+                    continue
+                mem = self.memory_socket(inst)
+                if mem is None or mem == inst.socket:
+                    continue
+                ratio = inst.remote_memory_ratio
+                total += measure.misses(inst) * (
+                    1.0 if ratio is None else min(1.0, max(0.0, ratio)))
+        return total
+
+    def co_load(self, inst):
+        """:func:`measure.co_load` of ``inst`` now."""
+        return measure.co_load(
+            self.on_host[inst.host].values(), inst, self.hosts[inst.host],
+            self.socket_weight.get((inst.host, inst.socket), 1.0))
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.

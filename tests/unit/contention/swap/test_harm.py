@@ -181,29 +181,52 @@ class TestServing(testtools.TestCase):
     def test_a_quota_lowers_what_counts_as_busy(self):
         capped = dataclasses.replace(self._view(0.45).instance('s'),
                                      cpu_quota=0.5)
-        self.assertFalse(harm.serving(capped))
-        self.assertTrue(harm.serving(self._view(0.4).instance('s')))
-        self.assertFalse(harm.serving(self._view(None).instance('s')))
+        self.assertFalse(measure.serving(capped))
+        self.assertTrue(measure.serving(self._view(0.4).instance('s')))
+        self.assertFalse(measure.serving(self._view(None).instance('s')))
 
-    def test_numa_repair_beside_a_service_runs(self):
-        # 'r' runs on socket 1 beside a streamer with its memory on
-        # socket 0: moving its vCPUs to its memory joins 's', and repairs
-        # 'r'.
+    def test_a_repaired_service_may_get_new_neighbours(self):
+        # 'r' serves requests on socket 1 with its memory on socket 0:
+        # moving its vCPUs to its memory puts it beside 'b', and repairs
+        # it; the same move without remote memory is not a repair.
         view = v.view([v.host('a', cpus=8)], [
-            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.4, mf=0.05),
-            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=1.0,
+            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
                  remote_memory_ratio=1.0, mf=0.1),
-            v.vm('y', 'a', 90 * M, socket=1, cpu_util=1.0, mf=0.9)])
+            v.vm('y', 'a', 1 * M, socket=1, cpu_util=1.0, mf=0.9),
+            v.vm('b', 'a', 30 * M, socket=0, cpu_util=1.0, mf=0.05)])
         plan = cluster.Plan(actions=(
             cluster.Repin('r', 'a', 0, move_memory=False),))
         self.assertEqual(plan.actions, harm.check(view, plan, PARAMS).actions)
-        # The same move that is not a repair (no remote memory) is not
-        # exempt.
         local = dataclasses.replace(view, instances=tuple(
             dataclasses.replace(i, memory_node=None) for i in view.instances))
         out = harm.check(local, plan, PARAMS)
         self.assertEqual((), out.actions)
+        self.assertIn('r serves requests', out.skipped[0].reason)
+
+    def _beside_a_service(self):
+        # 'r' runs beside a streamer with its memory on socket 0, where
+        # 's' serves requests alone.
+        return v.view([v.host('a', cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.4, mf=0.05),
+            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=1.0,
+                 remote_memory_ratio=1.0, mf=0.1),
+            v.vm('y', 'a', 90 * M, socket=1, cpu_util=1.0, mf=0.9)])
+
+    def test_a_repair_joining_a_service_is_dropped(self):
+        plan = cluster.Plan(actions=(
+            cluster.Repin('r', 'a', 0, move_memory=False),))
+        out = harm.check(self._beside_a_service(), plan, PARAMS)
+        self.assertEqual((), out.actions)
         self.assertIn('s serves requests', out.skipped[0].reason)
+
+    def test_repair_takes_the_memory_instead(self):
+        params = dataclasses.replace(PARAMS, migration_cost_per_gib=0.0)
+        plan = swap.run_audit(self._beside_a_service(), params,
+                              algorithm=swap.NUMA_AWARE)
+        self.assertIn(cluster.Repin('r', 'a', 1, move_memory=True),
+                      plan.actions)
+        self.assertNotIn(cluster.Repin('r', 'a', 0, move_memory=False),
+                         plan.actions)
 
 
 class TestWouldUndo(testtools.TestCase):
@@ -316,7 +339,7 @@ class TestEveryPlan(testtools.TestCase):
         # memory, so no NUMA repair is exempt).
         before = state_mod.State(view)
         for inst in view.instances:
-            if not harm.serving(inst):
+            if not measure.serving(inst):
                 continue
             after = state.inst[inst.uuid]
             then = before.sock_stats[(inst.host, inst.socket)][0]
