@@ -123,7 +123,7 @@ def pressure(instances):
 
 #: Below this share of its allowed CPU an instance is serving requests
 #: (:func:`serving`); a CPU-bound code uses all of it.
-SERVING_UTIL = 0.9
+SERVING_UTIL = 0.97
 
 
 def serving(inst):
