@@ -29,6 +29,7 @@ import math
 from contention import classify
 from contention import overhead
 from contention import report
+from contention import schema
 
 
 def _ratio(numerator, denominator, scale=1.0):
@@ -154,8 +155,11 @@ def node_aggregates(topology, records, thresholds=None,
             mf=_miss_weighted_mf(shares),
             mem_bw_bps=_sum((s, r.metrics.mem_bw_total_bps)
                             for s, r in shares),
+            # A sum of counters each within 64 bits may pass them (a
+            # report can only carry 64-bit integers): it saturates.
             llc_occupancy_bytes=(None if occupancy is None
-                                 else int(round(occupancy))),
+                                 else min(schema.INT_MAX,
+                                          int(round(occupancy)))),
             memory_mib=float(sum(r.memory_mib_per_node.get(node, 0.0)
                                  for r in records)),
             overhead=overheads[node],

@@ -11,6 +11,7 @@ from contention import aggregate
 from contention import classify
 from contention import overhead
 from contention import report
+from contention import schema
 from tests.unit.contention import topologies
 from tests.unit.fixtures import strategies
 
@@ -229,6 +230,15 @@ class TestBuildReport(base.BaseTestCase):
                                       memory_mib_per_node={1: 512.0},
                                       notes=('first_sample',))
         out = build(span, first)
+        data = json.loads(json.dumps(out.to_dict(), allow_nan=False))
+        self.assertEqual(out, report.HostReport.from_dict(data))
+
+    def test_node_occupancy_saturates_at_64_bits(self):
+        # Each counter fits 64 bits; their sum on one node does not.
+        big = schema.INT_MAX - 1
+        out = build(record('a', (0,), {0: 512.0}, llc_occupancy_bytes=big),
+                    record('b', (1,), {0: 512.0}, llc_occupancy_bytes=big))
+        self.assertEqual(schema.INT_MAX, out.nodes[0].llc_occupancy_bytes)
         data = json.loads(json.dumps(out.to_dict(), allow_nan=False))
         self.assertEqual(out, report.HostReport.from_dict(data))
 
