@@ -20,9 +20,9 @@ exchange, later actions of the same instance):
 * ``harm_bound``: an action after which an instance's predicted
   performance is more than ``max_vm_harm`` (``max_latency_harm`` for a
   latency service) below its value before the plan; where the model does
-  not value the instance and it serves requests (:func:`serving`), an
-  action after which it faces more than ``max_latency_harm`` more
-  co-runner LLC misses (:func:`_serving_harm`).
+  not value the instance, an action after which the co-runner LLC misses
+  it faces rise by more than the bound allows (:func:`_estimate_harm`,
+  :func:`measure.hurt`).
 
 Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
 performance of the instances it touches falls (the placement model's
@@ -32,7 +32,7 @@ prediction is the placement model's (paper 003, sections 5-7: an
 instance's normalised performance beside its socket's co-runners); where
 it knows no class for an instance, the check abstains for it and says so
 (a ``harm_unchecked`` entry in the plan's skipped list; the action runs,
-judged only by the rule for services answering requests).
+judged by the contention estimate only).
 """
 
 import math
@@ -55,14 +55,14 @@ REASONS = {
                        'it has (or more than before)',
     'harm_bound': 'an instance\'s predicted performance would fall by more '
                   'than max_vm_harm (max_latency_harm for a latency '
-                  'service), or, with no prediction, a service answering '
-                  'requests would face more than max_latency_harm more '
-                  'co-runner LLC misses',
+                  'service), or, with no prediction, the co-runner LLC '
+                  'misses it faces would rise by more than that bound '
+                  'allows',
     'plan_lowers_mean': 'the plan would lower the predicted mean '
                         'performance; nothing is proposed',
     'harm_unchecked': 'not a skip: the action runs, but the model has no '
-                      'profile for the instance, so only the rule for '
-                      'services answering requests judged it',
+                      'profile for the instance, so only the contention '
+                      'estimate judged it',
 }
 
 _EPS = 1e-9
@@ -78,6 +78,8 @@ def check(view, plan, params, move_log=None, mix_values=None):
     predictor = Predictor(mix_values)
     state = state_mod.State(view)
     baseline = Baseline(view)
+    exempt = _repaired(state, [leg for group in groups for action in group
+                               for leg in _legs(action)], baseline)
     applied = []
     kept = []
     dropped = set()
@@ -91,7 +93,7 @@ def check(view, plan, params, move_log=None, mix_values=None):
         if ordered is None:
             _drop(group, found, skipped, dropped)
             continue
-        harmed = _harm(state, ordered, params, predictor, baseline)
+        harmed = _harm(state, ordered, params, predictor, baseline, exempt)
         if harmed is not None:
             for inst in reversed(found):
                 state.restore(inst)
@@ -391,14 +393,13 @@ def _keys(state, base, legs):
     return keys
 
 
-def _harm(state, ordered, params, predictor, baseline):
+def _harm(state, ordered, params, predictor, baseline, exempt):
     """A harm_bound reason if ``ordered`` (applied) hurts an instance.
 
-    The model judges the instances it values; :func:`_serving_harm`
+    The model judges the instances it values; :func:`_estimate_harm`
     judges the others.
     """
     legs = [leg for action in ordered for leg in _legs(action)]
-    exempt = _repaired(state, legs, baseline)
     for inst in _touched_instances(state, _keys(state, baseline, legs)):
         before = baseline.inst[inst.uuid]
         now = then = None
@@ -406,8 +407,8 @@ def _harm(state, ordered, params, predictor, baseline):
             now = predictor.perf(state, inst)
             then = predictor.perf(baseline.state, before)
         if now is None or then is None or then[0] <= 0:
-            found = _serving_harm(state, inst, before, params, baseline,
-                                  exempt)
+            found = _estimate_harm(state, inst, before, params, baseline,
+                                   exempt)
             if found:
                 return found
             continue
@@ -421,56 +422,59 @@ def _harm(state, ordered, params, predictor, baseline):
 
 
 def _repaired(state, legs, baseline):
-    """The instances ``legs`` re-pin onto their own memory (NUMA repair).
+    """The instances the plan re-pins onto their own memory (NUMA repair).
 
     Repair (:mod:`.repair`) removes a remote-memory penalty the contention
-    estimate does not count; judged by its co-runner misses alone the
-    repaired instance would look harmed. Its co-runners are judged as
-    any others (the repair phase already chose an option that spares
-    them).
+    estimate does not count; judged by its co-runner misses alone a
+    repaired instance would look harmed, also by the steps before its own
+    repair (Ahn et al.'s W-W is repaired by exchanges, one pair at a
+    time). Its co-runners are judged as any others.
     """
     found = set()
     for leg in legs:
         if not isinstance(leg, cluster.Repin):
             continue
-        inst = state.inst[leg.instance]
         before = baseline.inst[leg.instance]
-        if (state.memory_socket(inst) == inst.socket
-                and state.memory_socket(before) != before.socket):
+        memory = state.memory_socket(before)
+        if (before.socket is not None and memory is not None
+                and memory != before.socket
+                and (leg.move_memory or leg.dest_socket == memory)):
             found.add(leg.instance)
     return found
 
 
-def _serving_harm(state, inst, before, params, baseline, exempt):
+def _estimate_harm(state, inst, before, params, baseline, exempt):
     """The harm rule where the model does not value ``inst``.
 
-    A service answering requests (:func:`measure.serving`) must not face
-    more than ``max_latency_harm`` more co-runner LLC misses than before
-    the plan (:func:`measure.co_load`, per average-sized socket): the
-    contention estimate has no calibration to performance, so it bounds
-    the cause, not the effect. Throughput codes are judged by the plan's
-    predicted contention as a whole (:func:`_mean_falls`). ``exempt``:
-    the instances a NUMA repair moves onto their own memory, which gain
-    what the estimate does not count.
+    The co-runner LLC misses it faces (:func:`measure.co_load`, per
+    average-sized socket) before the plan and now, judged by
+    :func:`measure.hurt`: a service answering requests by
+    ``max_latency_harm``, others by ``max_vm_harm`` weighted by their
+    sensitivity. ``exempt``: the instances a NUMA repair moves onto their
+    own memory, which gain what the estimate does not count.
     """
     if (inst.uuid in exempt or inst.socket is None or before.socket is None
-            or inst.llc_misses_per_s is None
-            or not measure.serving(before)):
+            or inst.llc_misses_per_s is None):
         return None
     then = measure.co_load(
         baseline.on_host.get(before.host, ()), before,
         state.hosts[before.host],
         state.socket_weight.get((before.host, before.socket), 1.0))
     now = state.co_load(inst)
-    if measure.more_contended(then, now, params.max_latency_harm,
-                              state.typical_load):
-        return ('harm_bound: %s serves requests (CPU use %.2f of its '
-                'vCPUs) and would face %s co-runner LLC misses (%.3g '
-                'misses/s, from %.3g; bound +%.1f%%)'
-                % (inst.uuid, before.cpu_util,
-                   'more' if then > 0 else 'new', now, then,
-                   100 * params.max_latency_harm))
-    return None
+    if not measure.hurt(before, then, now, params.max_vm_harm,
+                        params.max_latency_harm, state.typical_load):
+        return None
+    if measure.serving(before):
+        what = ('serves requests (CPU use %.2f of its vCPUs)'
+                % before.cpu_util)
+        bound = params.max_latency_harm
+    else:
+        what = 'has sensitivity %.2f' % measure.sensitivity(before)
+        bound = params.max_vm_harm
+    return ('harm_bound: %s %s and would face %s co-runner LLC misses '
+            '(%.3g misses/s, from %.3g; bound +%.1f%% of %.3g)'
+            % (inst.uuid, what, 'more' if then > 0 else 'new', now, then,
+               100 * bound, max(then, state.typical_load)))
 
 
 def _mean_falls(state, kept, predictor, baseline, applied):

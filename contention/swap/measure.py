@@ -162,15 +162,26 @@ def co_load(instances, inst, host, weight):
     return total * weight
 
 
-def more_contended(then, now, bound, typical):
-    """Whether a co-runner load rose from ``then`` by more than ``bound``.
+def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical):
+    """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.
 
-    Relative to ``then``, or to the ``typical`` load of a socket where
-    that is larger: a service alone on its socket may get a neighbour
-    whose misses are a small part of what an average socket carries, not
-    none at all.
+    The judgement of the contention estimate, for where no performance
+    model values the instance: it has no calibration to performance, so
+    it bounds the cause, not the effect. The rise, relative to ``then``
+    or to the ``typical`` load of a socket where that is larger (a
+    service alone on its socket may still get a small neighbour), may not
+    pass ``max_latency_harm`` for a service
+    answering requests (:func:`serving`), nor ``max_vm_harm`` once
+    weighted by the instance's sensitivity (:func:`sensitivity`) for
+    others.
     """
-    return now - then > bound * max(then, typical) + 1e-9
+    rise = now - then
+    if serving(inst):
+        bound = max_latency_harm
+    else:
+        bound = max_vm_harm
+        rise *= sensitivity(inst)
+    return rise > bound * max(then, typical) + 1e-9
 
 
 def alike(a, b):

@@ -73,6 +73,7 @@ def numa_repair(state, params, skipped, memory_following_only=False):
                 continue
             remote.append((inst, mem_socket, ratio))
         remote.sort(key=lambda r: (-measure.misses(r[0]) * r[2], r[0].uuid))
+        candidates = {r[0].uuid for r in remote}
         done = set()
         for inst, mem_socket, ratio in remote:
             if inst.uuid in done:
@@ -89,7 +90,7 @@ def numa_repair(state, params, skipped, memory_following_only=False):
             options.append([(inst, inst.socket, True, ratio)])
             best = None
             for moves in options:
-                tried = _try_repair(state, moves, params)
+                tried = _try_repair(state, moves, params, candidates)
                 if tried is None:
                     continue
                 gain, mib = tried
@@ -133,14 +134,15 @@ def _remote(state, inst):
     return mem_socket, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
 
-def _try_repair(state, moves, params):
+def _try_repair(state, moves, params, candidates=()):
     """Net predicted gain and cost of ``moves``, or None if one does not fit.
 
-    Or if it spares no one: a service answering requests beside the
-    sockets involved (:func:`measure.serving`, not itself repaired) may
-    not face more than ``max_latency_harm`` more co-runner LLC misses,
-    the rule the harm check applies (:mod:`.harm`), so that of the ways
-    to repair an instance the phase takes one the check lets through.
+    Or if it harms a co-runner: no instance on the sockets involved may
+    face more co-runner LLC misses than :func:`measure.hurt` allows, the
+    rule the harm check applies (:mod:`.harm`), so that of the ways to
+    repair an instance the phase takes one the check lets through. The
+    host's repair ``candidates`` (repaired already or to be) are not
+    judged: the check exempts those the plan repairs.
 
     ``moves`` are (instance, socket, move_memory, remote fraction) on one
     host. The gain is the remote memory accesses removed
@@ -158,11 +160,10 @@ def _try_repair(state, moves, params):
         keys.update({(host, inst.socket), (host, socket)})
     vcpus_before = {k: state.cell_used[k][0] for k in keys}
     before = state.pressure(keys) + state.remote_misses(keys)
-    repaired = {m[0].uuid for m in moves}
-    services = {i.uuid: state.co_load(i)
-                for i in state.on_host[host].values()
-                if i.uuid not in repaired and (host, i.socket) in keys
-                and measure.serving(i)}
+    spared = {m[0].uuid for m in moves} | set(candidates)
+    judged = {i.uuid: (i, state.co_load(i))
+              for i in state.on_host[host].values()
+              if i.uuid not in spared and (host, i.socket) in keys}
     originals = [state.inst[m[0].uuid] for m in moves]
     gain = moved_mib = 0.0
     try:
@@ -176,10 +177,10 @@ def _try_repair(state, moves, params):
                 return None
             if state.cell_free(host, key[1], False)[1] < 0:
                 return None
-        for uuid, then in services.items():
-            if measure.more_contended(then, state.co_load(state.inst[uuid]),
-                                      params.max_latency_harm,
-                                      state.typical_load):
+        for uuid, (first, then) in judged.items():
+            if measure.hurt(first, then, state.co_load(state.inst[uuid]),
+                            params.max_vm_harm, params.max_latency_harm,
+                            state.typical_load):
                 return None
         gain = before - state.pressure(keys) - state.remote_misses(keys)
     finally:

@@ -89,7 +89,7 @@ class State:
         sockets = [(h.name, s.id) for h in view.hosts if h.enabled
                    for s in h.sockets]
         #: The weighted LLC misses/s of an average socket before any move
-        #: (:func:`measure.more_contended`).
+        #: (:func:`measure.hurt`).
         self.typical_load = sum(
             self.sock_stats[k][0] * self.socket_weight.get(k, 1.0)
             for k in sockets if k in self.sock_stats) / max(1, len(sockets))

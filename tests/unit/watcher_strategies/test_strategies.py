@@ -64,9 +64,11 @@ class _StrategyTest(test_base.TestBaseStrategy):
                 f.record('h1', 4 * M, socket=0),
                 f.record('h2', 3 * M, socket=0)]),
             f.host_report('cold', NOW - 10, [
+                # The cold host's instances suffer little from new
+                # co-runners (the harm check's concern, not these tests').
                 f.record('c0', 1 * M, socket=0, cpu_quota=c0_quota,
-                         cpu_util=0.5 if c0_quota else 1.0),
-                f.record('c1', 2 * M, socket=1)]))
+                         cpu_util=0.5 if c0_quota else 1.0, mf=0.01),
+                f.record('c1', 2 * M, socket=1, mf=0.01)]))
         return model, store
 
 

@@ -20,13 +20,15 @@ M = 1e6
 
 
 def _view(now=10000.0, co_class='low/low'):
+    # The cold host's instances suffer little from new co-runners (the
+    # harm check's concern, not these tests').
     return v.view([v.host('hot'), v.host('cold')],
                   [v.vm('h0', 'hot', 5 * M, socket=0),
                    v.vm('h1', 'hot', 4 * M, socket=1),
                    v.vm('h2', 'hot', 3 * M, socket=0),
-                   v.vm('c0', 'cold', 1 * M, socket=0,
+                   v.vm('c0', 'cold', 1 * M, socket=0, mf=0.01,
                         merlin_class=co_class),
-                   v.vm('c1', 'cold', 2 * M, socket=1)], now=now)
+                   v.vm('c1', 'cold', 2 * M, socket=1, mf=0.01)], now=now)
 
 
 class TestSwapPolicies(testtools.TestCase):
