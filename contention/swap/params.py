@@ -110,11 +110,16 @@ class SwapParameters:
         help='No instance\'s predicted performance (the placement model\'s, '
              'where it knows the instance\'s class) may fall by more than '
              'this fraction; the moves that would are dropped, and a plan '
-             'lowering the predicted mean is dropped whole.')
+             'lowering the predicted mean is dropped whole. Without a '
+             'prediction, the co-runner LLC misses an instance faces, '
+             'times its Memory Factor, may not rise by more than this '
+             'fraction of an average socket\'s load (or of what it faced, '
+             'if more).')
     max_latency_harm: float = _field(
         0.02, minimum=0, maximum=1,
         help='max_vm_harm for latency services (a flavor\'s '
-             'contention:profile), whose response time suffers first.')
+             'contention:profile, or without a model an instance using '
+             'under 0.97 of its CPU), whose response time suffers first.')
     contention_swaps: bool = _field(
         False, defaults={NUMA_AWARE: True},
         help='After the balancing, use the swaps left (max_swaps) on the '
