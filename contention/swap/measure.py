@@ -170,10 +170,9 @@ def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical):
     it bounds the cause, not the effect. The rise, relative to ``then``
     or to the ``typical`` load of a socket where that is larger (a
     service alone on its socket may still get a small neighbour), may not
-    pass ``max_latency_harm`` for a service
-    answering requests (:func:`serving`), nor ``max_vm_harm`` once
-    weighted by the instance's sensitivity (:func:`sensitivity`) for
-    others.
+    pass ``max_latency_harm`` for a service answering requests
+    (:func:`serving`), nor ``max_vm_harm`` once weighted by the
+    instance's sensitivity (:func:`sensitivity`) for others.
     """
     rise = now - then
     if serving(inst):
