@@ -377,7 +377,8 @@ def _keys(state, base, legs):
     """The (host, socket) keys ``legs`` leave (before the plan) and reach.
 
     A socket left to the host to choose (None) may be any of its sockets:
-    all of them are touched.
+    all of them are touched; and the instances whose socket is not known
+    share every socket of their host, so they are touched too.
     """
     keys = set()
     for leg in legs:
@@ -386,7 +387,7 @@ def _keys(state, base, legs):
         first = base.inst[leg.instance]
         for key in ((_dest(leg), leg.dest_socket),
                     (first.host, first.socket)):
-            keys.add(key)
+            keys.update((key, (key[0], None)))
             host = state.hosts.get(key[0])
             if key[1] is None and host is not None:
                 keys.update((key[0], sock.id) for sock in host.sockets)
@@ -453,13 +454,10 @@ def _estimate_harm(state, inst, before, params, baseline, exempt):
     sensitivity. ``exempt``: the instances a NUMA repair moves onto their
     own memory, which gain what the estimate does not count.
     """
-    if (inst.uuid in exempt or inst.socket is None or before.socket is None
-            or inst.llc_misses_per_s is None):
+    if inst.uuid in exempt or inst.llc_misses_per_s is None:
         return None
-    then = measure.co_load(
-        baseline.on_host.get(before.host, ()), before,
-        state.hosts[before.host],
-        state.socket_weight.get((before.host, before.socket), 1.0))
+    then = measure.co_load(baseline.on_host.get(before.host, ()), before,
+                           state.hosts[before.host], state.socket_weight)
     now = state.co_load(inst)
     if not measure.hurt(before, then, now, params.max_vm_harm,
                         params.max_latency_harm, state.typical_load):

@@ -143,23 +143,32 @@ def serving(inst):
     return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
 
 
-def co_load(instances, inst, host, weight):
-    """LLC misses/s of ``inst``'s co-runners on its socket, times ``weight``.
+def co_load(instances, inst, host, weights):
+    """Weighted LLC misses/s of ``inst``'s co-runners on its socket.
 
-    ``instances`` are those of its ``host`` (a HostView); one whose
-    socket is unknown (a migration that let the host choose) counts
-    evenly on every socket, as in :func:`socket_loads`. ``weight`` is the
-    socket's :func:`capacity_weights` weight.
+    ``instances`` are those of its ``host`` (a HostView); ``weights`` the
+    :func:`capacity_weights` of the sockets. An instance whose socket is
+    unknown (a migration that let the host choose) runs on any of the
+    host's sockets: it counts evenly on each, as in :func:`socket_loads`,
+    and faces an even share of the host's other instances, at the mean
+    weight of its sockets.
     """
+    keys = [(host.name, sock.id) for sock in host.sockets]
+    if inst.socket is None:
+        if not keys:
+            return 0.0
+        total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
+        weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
+        return total / len(keys) * weight
     total = 0.0
     for other in instances:
         if other.uuid == inst.uuid:
             continue
         if other.socket == inst.socket:
             total += misses(other)
-        elif other.socket is None and host.sockets:
-            total += misses(other) / len(host.sockets)
-    return total * weight
+        elif other.socket is None and keys:
+            total += misses(other) / len(keys)
+    return total * weights.get((inst.host, inst.socket), 1.0)
 
 
 def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical):

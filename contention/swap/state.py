@@ -176,9 +176,8 @@ class State:
 
     def co_load(self, inst):
         """:func:`measure.co_load` of ``inst`` now."""
-        return measure.co_load(
-            self.on_host[inst.host].values(), inst, self.hosts[inst.host],
-            self.socket_weight.get((inst.host, inst.socket), 1.0))
+        return measure.co_load(self.on_host[inst.host].values(), inst,
+                               self.hosts[inst.host], self.socket_weight)
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.
