@@ -16,6 +16,7 @@ import sys
 
 from contention import classify
 from contention.swap import arbitration
+from contention.swap import measure
 
 CACHE_AWARE = 'cache_aware'
 NUMA_AWARE = 'numa_aware'
@@ -119,7 +120,8 @@ class SwapParameters:
         0.02, minimum=0, maximum=1,
         help='max_vm_harm for latency services (a flavor\'s '
              'contention:profile, or without a model an instance using '
-             'under 0.97 of its CPU), whose response time suffers first.')
+             'under %g of its CPU), whose response time suffers first.'
+             % measure.SERVING_UTIL)
     contention_swaps: bool = _field(
         False, defaults={NUMA_AWARE: True},
         help='After the balancing, use the swaps left (max_swaps) on the '

@@ -134,7 +134,7 @@ def _remote(state, inst):
     return mem_socket, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
 
-def _try_repair(state, moves, params, candidates=()):
+def _try_repair(state, moves, params, candidates):
     """Net predicted gain and cost of ``moves``, or None if one does not fit.
 
     Or if it harms a co-runner: no instance on the sockets involved may
