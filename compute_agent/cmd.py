@@ -8,7 +8,6 @@ transport URL is configured) so an operator can check what a node
 measures; exit status 1 when no report could be built.
 """
 
-import importlib
 import json
 import signal
 import sys
@@ -16,7 +15,6 @@ import sys
 from oslo_config import cfg
 from oslo_log import log as logging
 import oslo_messaging
-from oslo_messaging import opts as messaging_opts
 
 from compute_agent import actions
 from compute_agent import libvirt_connection
@@ -27,6 +25,7 @@ from compute_agent import rpc
 from compute_agent import service
 from contention import agent_rpc
 from contention import opts as core_opts
+from contention import telemetry_bus
 from contention import topology_parse
 
 LOG = logging.getLogger(__name__)
@@ -42,35 +41,10 @@ cli_opts = [
 FLUSH_TIMEOUT = 10.0
 
 
-#: (module, attribute, group) of the oslo.messaging options that
-#: ``list_opts()`` leaves out although its RPC client and server read them
-#: (it registers them on ``cfg.CONF`` only). The same list as
-#: ``oslo_messaging.conffixture``, which cannot be used here: it imports
-#: ``fixtures``, a test-only package a production install does not have.
-_UNLISTED_MESSAGING_OPTS = (
-    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
-     'oslo_messaging_metrics'),
-    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
-     'oslo_messaging_tracing'),
-)
-
-
-def register_messaging_opts(conf):
-    """Every oslo.messaging option, as its drivers expect them."""
-    for group, group_opts in messaging_opts.list_opts():
-        conf.register_opts(group_opts, group=group)
-    for module, attribute, group in _UNLISTED_MESSAGING_OPTS:
-        try:
-            group_opts = getattr(importlib.import_module(module), attribute)
-        except (ImportError, AttributeError):
-            continue    # an oslo.messaging without that feature
-        conf.register_opts(group_opts, group=group)
-
-
 def _register(conf):
     conf.register_cli_opts(cli_opts)
     opts.register_opts(conf)
-    register_messaging_opts(conf)
+    telemetry_bus.register(conf)
     logging.register_options(conf)
 
 
@@ -83,8 +57,7 @@ def apply_compression(conf):
 
 
 def _transport_configured(conf):
-    return bool(conf.oslo_messaging_notifications.transport_url
-                or conf.transport_url)
+    return telemetry_bus.transport_url(conf) is not None
 
 
 def _cpuset(text, name):
@@ -114,7 +87,7 @@ def build(conf):
 
 
 def _publisher(conf):
-    transport = oslo_messaging.get_notification_transport(conf)
+    transport = telemetry_bus.notification_transport(conf)
     notifier = publisher_mod.make_notifier(
         transport, conf.agent.host, topic=conf.agent.notification_topic)
     return publisher_mod.Publisher.for_notifier(notifier,

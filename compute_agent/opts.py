@@ -11,6 +11,7 @@ import socket
 from oslo_config import cfg
 
 from contention import report
+from contention import telemetry_bus
 
 GROUP = 'agent'
 
@@ -115,4 +116,4 @@ def register_opts(conf):
 
 
 def list_opts():
-    return [(GROUP, agent_opts)]
+    return [(GROUP, agent_opts)] + telemetry_bus.list_opts()

@@ -9,6 +9,7 @@ etc/oslo-config-generator/contention-collector.conf`` writes
 from oslo_config import cfg
 
 from contention import report
+from contention import telemetry_bus
 from contention.store import opts as store_opts
 
 GROUP = 'collector'
@@ -71,7 +72,10 @@ collector_opts = [
 def register(conf):
     conf.register_opts(collector_opts, group=GROUP)
     store_opts.register(conf)
+    telemetry_bus.register(conf)
 
 
 def list_opts():
-    return [(GROUP, collector_opts), (store_opts.GROUP, store_opts.store_opts)]
+    return ([(GROUP, collector_opts),
+             (store_opts.GROUP, store_opts.store_opts)]
+            + telemetry_bus.list_opts())

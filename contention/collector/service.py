@@ -13,6 +13,7 @@ import oslo_messaging
 
 from contention.collector import endpoint as endpoint_mod
 from contention.collector import inflate
+from contention import telemetry_bus
 
 LOG = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class CollectorService:
         self.store = store
         self._own_transport = transport is None
         self.transport = transport or (
-            oslo_messaging.get_notification_transport(conf))
+            telemetry_bus.notification_transport(conf))
         c = conf.collector
         inflate.install(c.max_report_bytes)
         self.endpoint = make_endpoint(conf, store)

@@ -15,8 +15,8 @@ from oslo_config import cfg
 from oslotest import base
 
 import compute_agent  # noqa: F401  (picks oslo.service's backend first)
-from compute_agent import cmd
 from compute_agent import opts
+from contention import telemetry_bus
 
 TEST_URI = 'test:///default'
 NOVA_NS = 'http://openstack.org/xmlns/libvirt/nova/1.1'
@@ -56,7 +56,7 @@ class TestDriverCase(base.BaseTestCase):
                                  for v in range(len(builtin.vcpus()[0]))])
         self.conf = cfg.ConfigOpts()
         opts.register_opts(self.conf)
-        cmd.register_messaging_opts(self.conf)
+        telemetry_bus.register(self.conf)
         self.conf([], project='contention-test')
         self.host = 'compute-%s' % uuid.uuid4().hex[:8]
         for name, value in (('host', self.host),

@@ -74,10 +74,10 @@ class PrivateRabbit(fixtures.Fixture):
         )
         self.env.pop('RABBITMQ_ADVANCED_CONFIG_FILE', None)
         self.url = 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
-        self._server = subprocess.Popen(
-            [os.path.join(RABBIT_BIN, 'rabbitmq-server')], env=self.env,
-            stdout=open(os.path.join(self.base, 'server.out'), 'w'),
-            stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(self.base, 'server.out'), 'w') as out:
+            self._server = subprocess.Popen(
+                [os.path.join(RABBIT_BIN, 'rabbitmq-server')], env=self.env,
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self.addCleanup(self._stop_node)
         self.wait_up()
 

@@ -26,6 +26,7 @@ from compute_agent import rpc
 from compute_agent import service
 from contention import agent_rpc
 from contention import report as report_mod
+from contention import telemetry_bus
 from tests.functional import agent_base
 from tests.functional import private_broker
 from tests.functional import services
@@ -68,8 +69,7 @@ class RabbitCase(agent_base.TestDriverCase):
         self.topic = 'contention_telemetry_test_%s' % uuid.uuid4().hex[:12]
         self.url = self.broker_url()
         self.conf.set_override('transport_url', self.url)
-        self.transport = oslo_messaging.get_notification_transport(
-            self.conf, url=self.url)
+        self.transport = telemetry_bus.notification_transport(self.conf)
         self.addCleanup(self.transport.cleanup)
         self.listener = _Listener()
         # No pool: the listener consumes the topic's default queue, the one
@@ -232,7 +232,7 @@ class TestRpc(RabbitCase):
 
     def _rpc_transport(self, control_exchange):
         conf = cfg.ConfigOpts()
-        cmd.register_messaging_opts(conf)
+        telemetry_bus.register_messaging_opts(conf)
         conf([])
         conf.set_override('control_exchange', control_exchange)
         transport = oslo_messaging.get_rpc_transport(

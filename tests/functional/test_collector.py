@@ -21,9 +21,11 @@ from oslo_config import cfg
 import oslo_messaging
 from oslotest import base
 
+from compute_agent import publisher as publisher_mod
 from contention.collector import opts
 from contention.collector import service
 from contention import report as report_mod
+from contention import telemetry_bus
 from contention.store import open_store
 from tests.functional import private_broker
 from tests.functional import services
@@ -67,10 +69,12 @@ class Bus(fixtures.Fixture):
         suffix = uuid.uuid4().hex[:12]
         self.topic = 'contention_telemetry_test_%s' % suffix
         self.pool = 'contention-collector-test-%s' % suffix
+        # The agent's side of the bus: its exchange and durability.
         self.conf = cfg.ConfigOpts()
+        telemetry_bus.register(self.conf)
         self.conf([], project='contention')
-        self.transport = oslo_messaging.get_notification_transport(
-            self.conf, url=services.RABBIT_URL)
+        self.conf.set_override('transport_url', services.RABBIT_URL)
+        self.transport = telemetry_bus.notification_transport(self.conf)
         self.addCleanup(self.transport.cleanup)
         self.addCleanup(self._delete_queues)
         self.notifier = oslo_messaging.Notifier(
@@ -147,8 +151,8 @@ class CollectorTestCase(base.BaseTestCase):
         if pool:
             conf.set_override('pool', self.bus.pool, group='collector')
         conf.set_override('batch_timeout', 0.05, group='collector')
-        transport = oslo_messaging.get_notification_transport(
-            conf, url=services.RABBIT_URL)
+        conf.set_override('transport_url', services.RABBIT_URL)
+        transport = telemetry_bus.notification_transport(conf)
         self.addCleanup(transport.cleanup)
         collector = service.CollectorService(conf, store, transport)
         collector.start()
@@ -377,3 +381,81 @@ class TestCollector(CollectorTestCase):
         self.assertEqual({'accepted': 1}, self.store.ingestion_counters())
         self.assertEqual(1, self.store.image_profile('image-a').samples)
         print('FAULT kill9_mid_batch: {"published": 1, "stored_once": 1}')
+
+
+class TestDurableTelemetry(base.BaseTestCase):
+    """Issue 21 item 8: reports queued on the broker when it stops.
+
+    Agents publish on the broker while no collector reads, the broker
+    restarts (a node of the test's own), then a collector starts: with the
+    default ``[telemetry] durable`` every report is stored; without it the
+    queue, and what it held, is gone.
+    """
+
+    REPORTS = 5
+
+    def setUp(self):
+        super().setUp()
+        why = private_broker.available()
+        if why and 'CONTENTION_TEST_RABBIT_URL' in os.environ:
+            self.skipTest(why)  # the broker is elsewhere: none to start
+        self.assertIsNone(why)
+        self.broker = self.useFixture(private_broker.PrivateRabbit())
+        tmp = self.useFixture(fixtures.TempDir()).path
+        self.store = open_store('sqlite:///%s' % os.path.join(tmp, 'db'),
+                                sample_interval_s=0)
+        self.addCleanup(self.store.dispose)
+        self.store.upgrade()
+
+    def conf(self, durable):
+        conf = cfg.ConfigOpts()
+        opts.register(conf)
+        conf([], project='contention')
+        conf.set_override('transport_url', self.broker.url)
+        conf.set_override('batch_timeout', 0.05, group='collector')
+        if durable is not None:
+            conf.set_override('durable', durable, group='telemetry')
+        return conf
+
+    def publish_and_restart(self, conf):
+        """Publish as the agents do, then restart the broker.
+
+        Returns the broker's exchanges before the restart and its queues
+        after it, as ``rabbitmqctl`` lines.
+        """
+        transport = telemetry_bus.notification_transport(conf)
+        for i in range(self.REPORTS):
+            host = 'd%d' % i
+            notifier = publisher_mod.make_notifier(transport, host)
+            notifier.info({}, report_mod.EVENT_TYPE,
+                          reports.host_report(host, 100).to_dict())
+        transport.cleanup()
+        exchanges = self.broker.ctl('list_exchanges', 'name',
+                                    'durable').stdout.splitlines()
+        self.broker.stop_app()
+        self.broker.start_app()
+        queues = self.broker.ctl('list_queues', 'name', 'durable',
+                                 'messages').stdout.splitlines()
+        return exchanges, queues
+
+    def test_reports_queued_at_a_broker_restart_are_stored(self):
+        conf = self.conf(durable=None)      # the default
+        exchanges, queues = self.publish_and_restart(conf)
+        self.assertIn('%s\ttrue' % telemetry_bus.EXCHANGE, exchanges)
+        self.assertIn('%s.info\ttrue\t%d' % (report_mod.TOPIC, self.REPORTS),
+                      queues)
+        collector = service.CollectorService(conf, self.store)
+        collector.start()
+        self.addCleanup(collector.stop)
+        wait_for(lambda: stored(self.store) >= self.REPORTS,
+                 'the reports queued before the restart')
+        self.assertEqual(self.REPORTS, stored(self.store))
+        print('FAULT broker_restart_durable: {"queued": %d, "stored": %d}'
+              % (self.REPORTS, stored(self.store)))
+
+    def test_without_durability_they_are_lost(self):
+        exchanges, queues = self.publish_and_restart(self.conf(False))
+        self.assertIn('%s\tfalse' % telemetry_bus.EXCHANGE, exchanges)
+        self.assertFalse([q for q in queues
+                          if q.startswith(report_mod.TOPIC + '.info\t')],
+                         queues)

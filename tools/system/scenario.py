@@ -256,9 +256,9 @@ def agent_rpc(st, checks, host, instance_uuid):
         checks.check('agent RPC contract present (contention/agent_rpc.py)',
                      False, 'not merged yet')
         return
-    from compute_agent import cmd as agent_cmd
+    from contention import telemetry_bus
     conf = cfg.ConfigOpts()
-    agent_cmd.register_messaging_opts(conf)
+    telemetry_bus.register_messaging_opts(conf)
     conf([], project='contention-system')
     transport = oslo_messaging.get_rpc_transport(
         conf, url=stack_mod.transport_url())

@@ -20,6 +20,7 @@ import compute_agent  # noqa: F401  (picks oslo.service's backend first)
 from compute_agent import cmd
 from compute_agent import opts
 from compute_agent.sources import numa_memory
+from contention import telemetry_bus
 from tests.functional.hypervisor import daemon
 from tests.functional.hypervisor import guests
 
@@ -63,7 +64,7 @@ class HypervisorCase(oslo_base.BaseTestCase):
     def agent_conf(self, **overrides):
         conf = cfg.ConfigOpts()
         opts.register_opts(conf)
-        cmd.register_messaging_opts(conf)
+        telemetry_bus.register(conf)
         conf([], project='contention-test')
         values = dict(host=self.host, libvirt_uri=self.libvirtd.uri,
                       sources=['libvirt', 'resctrl', 'numa_memory'],

@@ -8,11 +8,11 @@ from oslo_config import cfg
 import oslo_messaging
 
 from compute_agent import actions
-from compute_agent import cmd
 from compute_agent import libvirt_connection
 from compute_agent import rpc
 from contention import agent_rpc
 from contention.collector import inflate
+from contention import telemetry_bus
 from contention import topology_parse
 from tests.unit.compute_agent import base
 from tests.unit.compute_agent import fake_libvirt
@@ -335,7 +335,7 @@ class TestEndpoint(ActionsTestCase):
         self.addCleanup(compression._decoders.update, saved)
         self.addCleanup(inflate.take_refused)
         conf = cfg.ConfigOpts()
-        cmd.register_messaging_opts(conf)
+        telemetry_bus.register_messaging_opts(conf)
         transport = oslo_messaging.get_rpc_transport(conf, url='fake:/')
         self.addCleanup(transport.cleanup)
         rpc.make_server(transport, 'compute-1', self.endpoint)
@@ -345,7 +345,7 @@ class TestEndpoint(ActionsTestCase):
 
     def test_over_the_fake_transport(self):
         conf = cfg.ConfigOpts()
-        cmd.register_messaging_opts(conf)
+        telemetry_bus.register_messaging_opts(conf)
         transport = oslo_messaging.get_rpc_transport(conf, url='fake:/')
         self.addCleanup(transport.cleanup)
         server = rpc.make_server(transport, 'compute-1', self.endpoint)
