@@ -45,6 +45,9 @@ def _register(conf):
     conf.register_cli_opts(cli_opts)
     opts.register_opts(conf)
     telemetry_bus.register(conf)
+    # oslo.messaging defaults transport_url to "rabbit://" (guest on this
+    # host); the agent publishes and serves only where one is configured.
+    conf.set_default('transport_url', None)
     logging.register_options(conf)
 
 
@@ -70,18 +73,21 @@ def build(conf):
     """Collector and the local actions of this host, from ``conf``."""
     agent = conf.agent
     thresholds, overhead_thresholds = core_opts.thresholds_from_conf(conf)
+    shared = _cpuset(agent.shared_cpu_set, '[agent] shared_cpu_set')
+    dedicated = _cpuset(agent.dedicated_cpu_set, '[agent] dedicated_cpu_set')
+    nova_cpus = (None if shared is None and dedicated is None
+                 else (shared or frozenset()) | (dedicated or frozenset()))
     collector = loop.Collector(agent.host, loop.load_sources(agent.sources),
                                agent.interval, thresholds=thresholds,
-                               overhead_thresholds=overhead_thresholds)
+                               overhead_thresholds=overhead_thresholds,
+                               nova_cpus=nova_cpus)
     collector.open(conf)
     connection = libvirt_connection.LibvirtConnection(
         agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,
         max_wait=agent.libvirt_reconnect_max)
     local = actions.LocalActions(
         agent.host, connection, lambda: collector.topology,
-        shared_cpus=_cpuset(agent.shared_cpu_set, '[agent] shared_cpu_set'),
-        dedicated_cpus=_cpuset(agent.dedicated_cpu_set,
-                               '[agent] dedicated_cpu_set'),
+        shared_cpus=shared, dedicated_cpus=dedicated,
         cpu_period_us=agent.cpu_period_us)
     return collector, local
 

@@ -91,7 +91,7 @@ class Collector(object):
     """Runs the sources and keeps what must survive between cycles."""
 
     def __init__(self, host, sources, interval, clock=time.time,
-                 thresholds=None, overhead_thresholds=None):
+                 thresholds=None, overhead_thresholds=None, nova_cpus=None):
         self.host = host
         self.sources = list(sources)
         self.interval = interval
@@ -100,6 +100,8 @@ class Collector(object):
         #: overhead levels (None: the papers' defaults).
         self.thresholds = thresholds
         self.overhead_thresholds = overhead_thresholds
+        #: The CPUs Nova places instances on (None: all), reported.
+        self.nova_cpus = nova_cpus
         self._tracker = counters_mod.CounterTracker()
         self._incarnations = {}
         self._topology = None
@@ -187,7 +189,8 @@ class Collector(object):
             self.host, now, interval, self._topology, records,
             sources=tuple(s.status for s in samples), events=tuple(events),
             thresholds=self.thresholds,
-            overhead_thresholds=self.overhead_thresholds)
+            overhead_thresholds=self.overhead_thresholds,
+            nova_cpus=self.nova_cpus)
 
     def _record(self, inst, now, topology):
         if not inst.name or not inst.vcpus or inst.memory_mib is None:

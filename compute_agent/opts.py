@@ -98,7 +98,9 @@ agent_opts = [
     cfg.StrOpt('shared_cpu_set', default=None,
                help='Host CPUs (e.g. "4-15,20-31") that repin_instance may '
                     'use: Nova\'s [compute] cpu_shared_set. Unset means '
-                    'every CPU of the host.'),
+                    'every CPU of the host. With dedicated_cpu_set, it '
+                    'is reported as the CPUs Nova places instances on '
+                    '(nova_cpus), which the strategies plan on.'),
     cfg.StrOpt('dedicated_cpu_set', default=None,
                help='Nova\'s [compute] cpu_dedicated_set. A domain with a '
                     'vCPU pinned inside it is a dedicated or mixed '

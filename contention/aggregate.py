@@ -189,14 +189,15 @@ def _check_placement(records, topology):
 
 def build_report(host, timestamp, interval_s, topology, instances, *,
                  sources=(), events=(), thresholds=None,
-                 overhead_thresholds=None):
+                 overhead_thresholds=None, nova_cpus=None):
     """A complete :class:`~contention.report.HostReport` for one interval.
 
     ``instances`` are :class:`~contention.report.InstanceRecord` with
     their counters (deltas) filled; their metrics and Merlin class are
     derived here (whatever they held is replaced), notes are kept.
     Raises :class:`~contention.report.InvalidReport` when an instance uses
-    a CPU or node the topology does not have.
+    a CPU or node the topology does not have. ``nova_cpus``: the CPUs
+    Nova places instances on, empty or None for all of them.
     """
     th = thresholds or classify.DEFAULT_THRESHOLDS
     _check_placement(instances, topology)
@@ -218,4 +219,5 @@ def build_report(host, timestamp, interval_s, topology, instances, *,
         sources=tuple(sources),
         nodes=node_aggregates(topology, records, th, overhead_thresholds),
         instances=tuple(records),
+        nova_cpus=tuple(sorted(nova_cpus or ())),
         events=tuple(events))

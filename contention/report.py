@@ -32,7 +32,7 @@ import orjson
 from contention import schema
 from contention.topology import HostTopology
 
-SCHEMA_VERSION = '1.1'
+SCHEMA_VERSION = '1.2'
 SUPPORTED_MAJOR = 1
 
 EVENT_TYPE = 'contention.host.report'
@@ -210,6 +210,12 @@ class HostReport:
     #: Host-level events of this interval, e.g. "libvirt_reconnected",
     #: "reports_dropped:3".
     events: tuple[str, ...] = ()
+    #: Host CPUs Nova places instances on: its ``[compute]``
+    #: ``cpu_shared_set`` and ``cpu_dedicated_set`` together (the agent's
+    #: ``[agent] shared_cpu_set`` and ``dedicated_cpu_set``). Empty, as
+    #: both of Nova's are when unset: every CPU of the topology. Added in
+    #: 1.2.
+    nova_cpus: tuple[int, ...] = ()
 
     def to_dict(self):
         return schema.dump(self)
@@ -320,6 +326,10 @@ def _check_consistency(report):
     topo = report.topology
     node_ids = set(topo.node_ids)
     cpu_ids = frozenset(cpu.id for cpu in topo.cpus)
+    outside = sorted(set(report.nova_cpus) - cpu_ids)
+    if outside:
+        raise InvalidReport('report.nova_cpus',
+                            'CPU %d is not in the topology' % outside[0])
     seen = set()
     for i, record in enumerate(report.instances):
         path = 'report.instances[%d]' % i

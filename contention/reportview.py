@@ -116,12 +116,35 @@ def node_of_cpu(topology):
     return {cpu.id: cpu.node for cpu in topology.cpus}
 
 
+def busiest_node(vcpus, socket_of):
+    """The node an instance mostly runs on, from its vCPUs on each node.
+
+    ``vcpus`` maps a node id to the vCPUs (or the share of them) there;
+    ``socket_of`` a node id to its socket. The socket holding most of the
+    vCPUs is chosen first, then that socket's node holding most (ties: the
+    lowest id, each time), so the node is always on the socket the
+    instance is judged on, even when it spans sockets and the busiest
+    single node is on the other one. The simulator's view uses this rule
+    too.
+    """
+    per_socket = collections.defaultdict(float)
+    for node, count in vcpus.items():
+        if count > 0:
+            per_socket[socket_of[node]] += count
+    if not per_socket:
+        return None
+    socket = min(per_socket, key=lambda s: (-per_socket[s], s))
+    return min((n for n, c in vcpus.items()
+                if c > 0 and socket_of[n] == socket),
+               key=lambda n: (-vcpus[n], n))
+
+
 def dominant_node(record, topology, cpu_node=None):
     """The NUMA node an instance mostly runs on (vCPUs, else memory).
 
-    The node holding most of its vCPUs (ties: the lowest id; CPUs the
-    topology does not know are not counted), else the node holding most
-    of its memory, else None. ``cpu_node`` (:func:`node_of_cpu` of
+    :func:`busiest_node` of its vCPUs (CPUs the topology does not know
+    are not counted), else the node holding most of its memory (ties: the
+    lowest id), else None. ``cpu_node`` (:func:`node_of_cpu` of
     ``topology``) saves building it again for each instance of a report.
     """
     if cpu_node is None:
@@ -129,7 +152,7 @@ def dominant_node(record, topology, cpu_node=None):
     votes = collections.Counter(
         cpu_node[cpu] for cpu in record.vcpu_cpus if cpu in cpu_node)
     if votes:
-        return min(votes, key=lambda n: (-votes[n], n))
+        return busiest_node(votes, {n.id: n.socket for n in topology.nodes})
     memory = record.memory_mib_per_node
     if memory:
         return min(memory, key=lambda n: (-memory[n], n))
@@ -147,32 +170,38 @@ def memory_node(record):
 _SOCKETS_CACHE = {}
 
 
-def _sockets(topology):
-    """(SocketViews, {socket: cpus}, {socket: nodes}) of a topology.
+def _sockets(topology, nova_cpus=()):
+    """(SocketViews, {socket: cpus}, {socket: nodes}) Nova places on.
 
-    Hosts of one model share a few shapes, so results are cached by shape.
+    Only the CPUs Nova places instances on (``nova_cpus``, empty for all)
+    count, and a node with none of them is left out, as Nova leaves out
+    what ``cpu_shared_set`` and ``cpu_dedicated_set`` do not hold. Hosts of
+    one model share a few shapes, so results are cached by shape.
     """
-    key = tuple((n.id, n.socket, tuple(n.cpus), n.memory_mib)
-                for n in topology.nodes)
+    key = (tuple((n.id, n.socket, tuple(n.cpus), n.memory_mib)
+                 for n in topology.nodes), nova_cpus)
     cached = _SOCKETS_CACHE.get(key)
     if cached is None:
         if len(_SOCKETS_CACHE) > 1024:
             _SOCKETS_CACHE.clear()
-        cached = _SOCKETS_CACHE[key] = _compute_sockets(topology)
+        cached = _SOCKETS_CACHE[key] = _compute_sockets(topology, nova_cpus)
     return cached
 
 
-def _compute_sockets(topology):
+def _compute_sockets(topology, nova_cpus):
+    usable = frozenset(nova_cpus) or None
     nodes = collections.defaultdict(list)
     for node in topology.nodes:
-        if node.socket >= 0:
-            nodes[node.socket].append(node)
+        cpus = [c for c in node.cpus if usable is None or c in usable]
+        if node.socket >= 0 and cpus:
+            nodes[node.socket].append((node, cpus))
     sockets = []
     cpus = {}
     node_ids = {}
     for socket_id in sorted(nodes):
-        members = nodes[socket_id]
-        cpu_ids = sorted(c for n in members for c in n.cpus)
+        members = [n for n, _ in nodes[socket_id]]
+        cpu_ids = sorted(c for _, node_cpus in nodes[socket_id]
+                         for c in node_cpus)
         sockets.append(cluster.SocketView(
             id=socket_id, nodes=tuple(n.id for n in members),
             cpus=len(cpu_ids),
@@ -199,7 +228,8 @@ def _read(report):
     topology = report.topology
     cpu_node = node_of_cpu(topology)
     node_socket = {n.id: n.socket for n in topology.nodes if n.socket >= 0}
-    sockets, socket_cpus, socket_nodes = _sockets(topology)
+    sockets, socket_cpus, socket_nodes = _sockets(topology,
+                                                  report.nova_cpus)
     records = {}
     for record in report.instances:
         node = dominant_node(record, topology, cpu_node)

@@ -103,8 +103,9 @@ class Telemetry:
         self.publishers = []
         for host in sim.state.hosts:
             source = SharedSimSource(sim, host.name)
-            self.agents.append(loop.Collector(host.name, [source],
-                                              interval_s, clock=clock))
+            self.agents.append(loop.Collector(
+                host.name, [source], interval_s, clock=clock,
+                nova_cpus=host.model.nova_cpus()))
             notifier = publisher_mod.make_notifier(self.transport, host.name,
                                                    topic=self.topic)
             self.publishers.append(publisher_mod.Publisher.for_notifier(

@@ -356,6 +356,17 @@ class HostModel:
                                   and n not in self.reserved)
         return cache[socket]
 
+    def nova_cpus(self):
+        """The CPUs Nova places instances on: empty when it has them all.
+
+        A host keeping nodes for itself has Nova's ``cpu_shared_set`` and
+        ``cpu_dedicated_set`` leave them out; its reports say so.
+        """
+        if not self.reserved:
+            return ()
+        return tuple(sorted(c for n in self.topology.nodes
+                            if n.id not in self.reserved for c in n.cpus))
+
     def usable_node_indices(self):
         return tuple(i for i, n in enumerate(self.node_ids)
                      if n not in self.reserved)

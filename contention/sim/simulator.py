@@ -355,7 +355,8 @@ class Simulator(object):
         status = (report.SourceStatus('sim', True, 'simulated'),)
         return [aggregate.build_report(host.name, stamp, interval,
                                        host.model.topology,
-                                       self._records(h), sources=status)
+                                       self._records(h), sources=status,
+                                       nova_cpus=host.model.nova_cpus())
                 for h, host in enumerate(self.state.hosts)]
 
     def view(self):
@@ -420,7 +421,7 @@ class Simulator(object):
             movable=inst.movable,
             skip_reason=None if inst.movable else 'not movable (scenario)',
             last_moved_at=inst.last_moved_at, cpu_quota=inst.quota,
-            memory_node=self.state.node_of(inst, inst.mem_frac),
+            memory_node=self.state.memory_node_of(inst),
             remote_memory_ratio=metrics.remote_memory_ratio)
 
     # -- arrivals -----------------------------------------------------------

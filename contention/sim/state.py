@@ -18,6 +18,7 @@ from typing import Optional
 
 import numpy as np
 
+from contention import reportview
 from contention.sim import solver
 
 
@@ -174,10 +175,17 @@ class ClusterState(object):
             per_socket[s] = per_socket.get(s, 0.0) + share
         return max(sorted(per_socket), key=lambda s: per_socket[s])
 
-    def node_of(self, inst, frac=None):
-        frac = inst.vcpu_frac if frac is None else frac
+    def node_of(self, inst):
+        """The node of its vCPUs, by the reports' rule (busiest_node)."""
         model = self.hosts[inst.host].model
-        return model.node_ids[int(np.argmax(frac))]
+        return reportview.busiest_node(
+            {model.node_ids[k]: f for k, f in enumerate(inst.vcpu_frac)},
+            {n: int(model.sockets[k]) for k, n in enumerate(model.node_ids)})
+
+    def memory_node_of(self, inst):
+        """The node holding most of its memory (ties: the lowest id)."""
+        model = self.hosts[inst.host].model
+        return model.node_ids[int(np.argmax(inst.mem_frac))]
 
     def on_host(self, host):
         """Instances on a host, in the order they were added."""
@@ -287,8 +295,9 @@ class ClusterState(object):
         for inst in self.on_host(host):
             counts = np.floor(inst.vcpu_frac * inst.vcpus + 1e-9).astype(int)
             rest = inst.vcpus - counts.sum()
-            for k in np.argsort(-(inst.vcpu_frac * inst.vcpus - counts))[
-                    :rest]:
+            # Ties go to the lowest node, as the reports' vote does.
+            for k in np.argsort(-(inst.vcpu_frac * inst.vcpus - counts),
+                                kind='stable')[:rest]:
                 counts[k] += 1
             cpus = []
             dedicated = inst.profile.cpu_policy == 'dedicated'

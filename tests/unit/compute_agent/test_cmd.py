@@ -76,6 +76,35 @@ class TestOnce(base.AgentTestCase):
                           collector.thresholds.mpki_high,
                           collector.thresholds.node_mpki_trigger))
 
+    def _built(self, agent_options):
+        """The collector of the test's config plus ``[agent]`` lines."""
+        with open(self.config) as f:
+            text = f.read()
+        config = os.path.join(self.tmp, 'built.conf')
+        with open(config, 'w') as f:
+            f.write(text + agent_options)
+        conf = cfg.ConfigOpts()
+        cmd._register(conf)
+        conf(['--config-file', config], project='contention')
+        collector, _ = cmd.build(conf)
+        self.addCleanup(collector.close)
+        return conf, collector
+
+    def test_reports_name_the_cpus_nova_places_on(self):
+        conf, collector = self._built('shared_cpu_set = 2-3\n'
+                                      'dedicated_cpu_set = 6,7\n')
+        self.assertEqual(frozenset([2, 3, 6, 7]), collector.nova_cpus)
+        self.conn.add(name='vm-1', vcpus=2)
+        self.assertEqual((2, 3, 6, 7), collector.collect().nova_cpus)
+        _conf, collector = self._built('')
+        self.assertIsNone(collector.nova_cpus)
+        self.assertEqual((), collector.collect().nova_cpus)
+
+    def test_no_transport_unless_configured(self):
+        # oslo.messaging's own default would be rabbit://guest@localhost.
+        conf, _ = self._built('')
+        self.assertFalse(cmd._transport_configured(conf))
+
     def test_inconsistent_thresholds_are_a_config_error(self):
         with open(self.config, 'a') as f:
             f.write('[contention_thresholds]\nmpki_low = 20\n'

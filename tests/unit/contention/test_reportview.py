@@ -71,12 +71,41 @@ class TestViewFromReports(testtools.TestCase):
         no_cpus = dataclasses.replace(rec, vcpu_cpus=(99,))
         self.assertEqual(1, reportview.dominant_node(no_cpus, topology))
 
+    def test_only_the_cpus_nova_places_on_count(self):
+        rep = f.host_report('h', NOW - 5, [f.record('h-vm', 1 * M)])
+        full = reportview.view_from_reports(
+            {'h': rep}, _inventory('h'), NOW, 120).view.hosts[0]
+        # Nova's sets hold two CPUs of one node and none of the other.
+        cpus = [n.cpus for n in rep.topology.nodes]
+        kept = cpus[0][:2]
+        rep = dataclasses.replace(rep, nova_cpus=kept)
+        part = reportview.view_from_reports(
+            {'h': rep}, _inventory('h'), NOW, 120).view.hosts[0]
+        self.assertEqual(2, len(full.sockets))
+        self.assertEqual([(0, (0,), 2)],
+                         [(s.id, s.nodes, s.cpus) for s in part.sockets])
+        self.assertEqual(full.sockets[0].memory_mib,
+                         part.sockets[0].memory_mib)
+
     def test_dominant_node_prefers_vcpus_then_memory(self):
         topo = reports.small_topology('a')
         rec = reports.instance('u', vcpu_cpus=(0, 4, 5))
         self.assertEqual(1, reportview.dominant_node(rec, topo))
         rec = reports.instance('u', vcpu_cpus=())
         self.assertEqual(0, reportview.dominant_node(rec, topo))
+
+    def test_busiest_node_is_on_the_busiest_socket(self):
+        # Nodes 0-3 on socket 0, 4-7 on socket 1 (an NPS4 host).
+        socket_of = {n: n // 4 for n in range(8)}
+        # Spanning both sockets: node 0 is the busiest single node, but
+        # socket 1 holds two thirds of the vCPUs.
+        spread = {0: 10, 3: 6, 4: 8, 5: 8, 6: 8, 7: 8}
+        self.assertEqual(4, reportview.busiest_node(spread, socket_of))
+        # Ties go to the lowest id, shares work as counts, zeros are not
+        # votes.
+        self.assertEqual(4, reportview.busiest_node(
+            {4: 0.25, 5: 0.25, 6: 0.25, 7: 0.25, 0: 0.0}, socket_of))
+        self.assertIsNone(reportview.busiest_node({2: 0}, socket_of))
 
     def test_the_reports_flavor_fills_the_inventorys_gap(self):
         # Watcher's instance element has no flavor: the agent's report,

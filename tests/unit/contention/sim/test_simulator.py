@@ -328,20 +328,13 @@ class TestViewFromReports(base.BaseTestCase):
             {r.host: r for r in sim.host_reports()}, inventory, view.now,
             freshness=1e9).view
         # A host that keeps nodes for itself (the scenario's reserved
-        # nodes; Nova's cpu_shared_set and cpu_dedicated_set leave them
-        # out) reports them all, and the core cannot tell yet which are
-        # Nova's: such hosts still differ (issue 18).
-        reserved = {h.name for h in sim.state.hosts if h.model.reserved}
-        self.assertEqual(
-            {h.name: h.sockets for h in view.hosts
-             if h.name not in reserved},
-            {h.name: h.sockets for h in built.hosts
-             if h.name not in reserved})
+        # nodes) reports the CPUs Nova places on, as Nova's
+        # cpu_shared_set and cpu_dedicated_set give them to the agent.
+        self.assertEqual({h.name: h.sockets for h in view.hosts},
+                         {h.name: h.sockets for h in built.hosts})
         by_uuid = {i.uuid: i for i in built.instances}
         compared = 0
         for inst in view.instances:
-            if inst.host in reserved:
-                continue
             compared += 1
             other = by_uuid[inst.uuid]
             for name in self.TELEMETRY:
@@ -354,10 +347,12 @@ class TestViewFromReports(base.BaseTestCase):
         return compared
 
     def test_shipped_scenarios(self):
-        # epyc-nps4's instances spanning nodes are given another node by
-        # the reports' vCPU vote than by the simulator's largest share:
-        # they still differ (issue 18).
-        for name in ('ahn-wl1', 'ahn-wl4', 'full-hosts'):
+        # epyc-nps4: instances floating over a socket's four nodes, and
+        # one spanning both sockets whose busiest node is on the socket
+        # holding fewer of its vCPUs.
+        # merlin-mix1: Westmere hosts that keep a node for themselves.
+        for name in ('ahn-wl1', 'ahn-wl4', 'full-hosts', 'epyc-nps4',
+                     'merlin-mix1'):
             self.assertGreater(self._check(scenario.load(name)), 0)
 
     def test_generated_clusters_of_mixed_host_classes(self):
