@@ -3,7 +3,7 @@
 Shares of the oracle's gain and the 95 % target of issue 9, the checks per
 named scenario, the price what-if's effects, and the distributions over a
 family of generated clusters with issue 19's targets. The tests exercise
-these on data (``tests/unit/contention/sim/test_evaluation_bench.py``).
+these on data (``tests/unit/bench/test_evaluation.py``).
 """
 
 import math
