@@ -7,6 +7,8 @@ over a view's instances, with no state of their own.
 
 import math
 
+from contention import classify
+
 from contention.perfmodel import mixes
 
 
@@ -96,12 +98,25 @@ def contribute(loads, enabled, inst, sign, weights):
 def sensitivity(instance):
     """How much an instance suffers from its co-runners' LLC misses.
 
-    Merlin's Memory Factor (section 3.2: the share of its cache accesses
-    that miss the LLC and reach memory, so compete for the LLC, the memory
-    controller and the interconnect); an unknown MF counts as 1, the
-    cautious value, as in :func:`arbitration.preference_key`.
+    Merlin section 3.2 names two ways to suffer. Applications whose misses
+    reach memory (a high Memory Factor: the share of their cache accesses
+    that miss the LLC) compete for the memory controller and the
+    interconnect: their sensitivity is their MF. Applications "with low
+    MF value and relatively high memory intensity exhibit high cache
+    footprint reuse" and lose their cache share to co-running
+    cache-intensive ones: for an instance whose Merlin class says so
+    (:func:`classify.resource_sensitivities`), what it can lose is the
+    share of its accesses the LLC now serves, 1 - MF. The larger of the
+    two counts. An unknown MF counts as 1, the cautious value, as in
+    :func:`arbitration.preference_key`.
     """
-    return 1.0 if instance.mf is None else max(0.0, instance.mf)
+    if instance.mf is None:
+        return 1.0
+    mf = max(0.0, instance.mf)
+    kinds = classify.resource_sensitivities(instance.merlin_class)
+    if kinds and classify.CACHE in kinds:
+        return max(mf, 1.0 - mf)
+    return mf
 
 
 def pressure(instances):

@@ -103,7 +103,7 @@ class SwapParameters:
     min_predicted_gain: float = _field(
         0.1, minimum=0, maximum=1,
         help='A move must lower the predicted contention (co-runners\' LLC '
-             'misses weighted by each instance\'s Memory Factor) of the '
+             'misses weighted by each instance\'s sensitivity) of the '
              'sockets it touches by its cost plus this fraction of it: a '
              'margin for the estimate\'s error.')
     max_vm_harm: float = _field(
@@ -113,7 +113,7 @@ class SwapParameters:
              'this fraction; the moves that would are dropped, and a plan '
              'lowering the predicted mean is dropped whole. Without a '
              'prediction, the co-runner LLC misses an instance faces, '
-             'times its Memory Factor, may not rise by more than this '
+             'times its sensitivity, may not rise by more than this '
              'fraction of an average socket\'s load (or of what it faced, '
              'if more).')
     max_latency_harm: float = _field(

@@ -703,6 +703,24 @@ class TestPredictedContention(testtools.TestCase):
                                swap.pressure([heavy, light]))
         self.assertEqual(0.0, swap.pressure([heavy]))
 
+    def test_cache_reuse_counts_as_sensitivity(self):
+        # Merlin 3.2: low MF with a medium or high MPKI reuses its cache
+        # share, which a heavy co-runner takes; the MF alone reads it as
+        # insensitive.
+        reuser = v.vm('r', 'a', 2 * M, mf=0.1, merlin_class='medium/low')
+        light = v.vm('l', 'a', 2 * M, mf=0.1, merlin_class='low/low')
+        streamer = v.vm('s', 'a', 2 * M, mf=0.8, merlin_class='high/high')
+        both = v.vm('b', 'a', 2 * M, mf=0.4, merlin_class='high/medium')
+        self.assertAlmostEqual(0.9, measure.sensitivity(reuser))
+        self.assertAlmostEqual(0.1, measure.sensitivity(light))
+        self.assertAlmostEqual(0.8, measure.sensitivity(streamer))
+        self.assertAlmostEqual(0.6, measure.sensitivity(both))
+        self.assertEqual(1.0, measure.sensitivity(
+            dataclasses.replace(reuser, mf=None)))
+        # No class (no classification yet): the MF alone, as before.
+        self.assertAlmostEqual(0.1, measure.sensitivity(
+            v.vm('n', 'a', 2 * M, mf=0.1, merlin_class=None)))
+
     def test_swap_of_alike_instances_is_not_proposed(self):
         # Same image and flavor: the swap changes no socket's mix, though
         # their measured misses differ.
