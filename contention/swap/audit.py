@@ -105,7 +105,8 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     proposed = plan(view, params, algorithm, hurt=hurt,
                     mix_values=mix_values, thresholds=thresholds)
     # Every plan, Watcher's and the simulator's, passes the harm check.
-    return harm.check(view, proposed, params, move_log, mix_values)
+    return harm.check(view, proposed, params, move_log, mix_values,
+                      thresholds)
 
 
 def with_cooldown(view, move_log, cooldown_s):

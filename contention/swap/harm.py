@@ -37,6 +37,7 @@ judged by the contention estimate only).
 
 import math
 
+from contention import classify
 from contention import cluster
 from contention.perfmodel import features
 from contention.perfmodel import mixes
@@ -68,7 +69,8 @@ REASONS = {
 _EPS = 1e-9
 
 
-def check(view, plan, params, move_log=None, mix_values=None):
+def check(view, plan, params, move_log=None, mix_values=None,
+          thresholds=classify.DEFAULT_THRESHOLDS):
     """``plan`` with the actions that would do harm dropped (see module)."""
     if not plan.actions:
         return plan
@@ -76,7 +78,7 @@ def check(view, plan, params, move_log=None, mix_values=None):
     skipped = list(plan.skipped)
     groups = _undo_free(view, groups, params, move_log, skipped)
     predictor = Predictor(mix_values)
-    state = state_mod.State(view)
+    state = state_mod.State(view, thresholds=thresholds)
     baseline = Baseline(view)
     exempt = _repaired(state, [leg for group in groups for action in group
                                for leg in _legs(action)], baseline)
@@ -460,14 +462,16 @@ def _estimate_harm(state, inst, before, params, baseline, exempt):
                            state.hosts[before.host], state.socket_weight)
     now = state.co_load(inst)
     if not measure.hurt(before, then, now, params.max_vm_harm,
-                        params.max_latency_harm, state.typical_load):
+                        params.max_latency_harm, state.typical_load,
+                        state.thresholds):
         return None
     if measure.serving(before):
         what = ('serves requests (CPU use %.2f of its vCPUs)'
                 % before.cpu_util)
         bound = params.max_latency_harm
     else:
-        what = 'has sensitivity %.2f' % measure.sensitivity(before)
+        what = 'has sensitivity %.2f' % measure.sensitivity(
+            before, state.thresholds)
         bound = params.max_vm_harm
     return ('harm_bound: %s %s and would face %s co-runner LLC misses '
             '(%.3g misses/s, from %.3g; bound +%.1f%% of %.3g)'

@@ -11,6 +11,7 @@ re-deal runs.
 import collections
 import itertools
 
+from contention import classify
 from contention import cluster
 from contention.swap import arbitration
 from contention.swap import feasibility
@@ -22,14 +23,18 @@ def phase(state, params):
     if not params.local_phase:
         return [], []
     view = state.final_view() if state.moved else state.view
-    actions, skipped = local_phase(view, params)
+    actions, skipped = local_phase(view, params, state.thresholds)
     for action in actions:
         state.apply(action)
     return actions, skipped
 
 
-def local_phase(view, params):
-    """``(actions, skipped)``: the re-pins of every host of ``view``."""
+def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
+    """``(actions, skipped)``: the re-pins of every host of ``view``.
+
+    ``thresholds``: the operator's, which :func:`measure.sensitivity`
+    reads.
+    """
     skipped = []
     by_host = collections.defaultdict(list)
     for inst in view.instances:
@@ -82,7 +87,8 @@ def local_phase(view, params):
             groups = collections.defaultdict(list)
             for inst in fixed + free:
                 groups[where(inst)].append(inst)
-            return sum(measure.pressure(g) for s, g in groups.items()
+            return sum(measure.pressure(g, thresholds)
+                       for s, g in groups.items()
                        if s is not None)
         before = loads(lambda i: i.socket)
         after = loads(lambda i: target.get(i.uuid, i.socket))

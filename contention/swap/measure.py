@@ -8,7 +8,6 @@ over a view's instances, with no state of their own.
 import math
 
 from contention import classify
-
 from contention.perfmodel import mixes
 
 
@@ -95,7 +94,7 @@ def contribute(loads, enabled, inst, sign, weights):
             loads[key] += share * weights.get(key, 1.0)
 
 
-def sensitivity(instance):
+def sensitivity(instance, th=classify.DEFAULT_THRESHOLDS):
     """How much an instance suffers from its co-runners' LLC misses.
 
     Merlin section 3.2 names two ways to suffer. Applications whose misses
@@ -104,22 +103,26 @@ def sensitivity(instance):
     interconnect: their sensitivity is their MF. Applications "with low
     MF value and relatively high memory intensity exhibit high cache
     footprint reuse" and lose their cache share to co-running
-    cache-intensive ones: for an instance whose Merlin class says so
-    (:func:`classify.resource_sensitivities`), what it can lose is the
-    share of its accesses the LLC now serves, 1 - MF. The larger of the
-    two counts. An unknown MF counts as 1, the cautious value, as in
+    cache-intensive ones. That memory intensity is of the accesses that
+    reach the LLC, MPKI / MF (the level above's MPKI, section 3.1), not of
+    the LLC's misses: an instance whose working set the LLC holds misses
+    little and is the one that has most to lose. For an MF below ``th``'s
+    high bin and LLC accesses in the medium bin or above (Merlin's MPKI
+    bins, ``[contention_thresholds]``), what it can lose is the share of
+    its accesses the LLC now serves, 1 - MF. The larger of the two counts.
+    An unknown MF counts as 1, the cautious value, as in
     :func:`arbitration.preference_key`.
     """
     if instance.mf is None:
         return 1.0
     mf = max(0.0, instance.mf)
-    kinds = classify.resource_sensitivities(instance.merlin_class)
-    if kinds and classify.CACHE in kinds:
+    if (instance.mpki is not None and 0 < mf < th.mf_high
+            and instance.mpki / mf >= th.mpki_low):
         return max(mf, 1.0 - mf)
     return mf
 
 
-def pressure(instances):
+def pressure(instances, th=classify.DEFAULT_THRESHOLDS):
     """Predicted contention among instances sharing one socket.
 
     Sum over each instance of its sensitivity (:func:`sensitivity`) times
@@ -133,7 +136,7 @@ def pressure(instances):
     """
     instances = [i for i in instances if i.llc_misses_per_s is not None]
     load = sum(misses(i) for i in instances)
-    return sum(sensitivity(i) * (load - misses(i)) for i in instances)
+    return sum(sensitivity(i, th) * (load - misses(i)) for i in instances)
 
 
 #: Below this share of its allowed CPU an instance is serving requests
@@ -186,7 +189,8 @@ def co_load(instances, inst, host, weights):
     return total * weights.get((inst.host, inst.socket), 1.0)
 
 
-def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical):
+def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
+         th=classify.DEFAULT_THRESHOLDS):
     """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.
 
     The judgement of the contention estimate, for where no performance
@@ -203,7 +207,7 @@ def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical):
         bound = max_latency_harm
     else:
         bound = max_vm_harm
-        rise *= sensitivity(inst)
+        rise *= sensitivity(inst, th)
     return rise > bound * max(then, typical) + 1e-9
 
 

@@ -180,7 +180,7 @@ def _try_repair(state, moves, params, candidates):
         for uuid, (first, then) in judged.items():
             if measure.hurt(first, then, state.co_load(state.inst[uuid]),
                             params.max_vm_harm, params.max_latency_harm,
-                            state.typical_load):
+                            state.typical_load, state.thresholds):
                 return None
         gain = before - state.pressure(keys) - state.remote_misses(keys)
     finally:

@@ -133,7 +133,7 @@ class State:
         if inst.socket is None or inst.llc_misses_per_s is None:
             return
         stats = self.sock_stats[(inst.host, inst.socket)]
-        sens = measure.sensitivity(inst)
+        sens = measure.sensitivity(inst, self.thresholds)
         stats[0] += sign * measure.misses(inst)
         stats[1] += sign * sens
         stats[2] += sign * sens * measure.misses(inst)

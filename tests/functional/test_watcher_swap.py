@@ -43,6 +43,7 @@ MISSES = (5 * M, 4 * M, 3 * M, 1 * M, 2 * M)
 #: Memory Factors and Merlin classes: compute-2's instances suffer little
 #: from new co-runners (the harm check's concern, not these tests').
 MFS = (0.3, 0.3, 0.3, 0.01, 0.01)
+MPKIS = (5.0, 5.0, 5.0, 0.01, 0.01)
 CLASSES = ('medium/medium',) * 3 + ('low/low',) * 2
 
 
@@ -87,10 +88,10 @@ class _EndToEnd(base.WatcherFunctionalTestCase):
     def _seed(self):
         now = time.time()
         by_host = {}
-        for inst, misses, mf, klass in zip(TOPOLOGY.instances, MISSES, MFS,
-                                           CLASSES):
+        for inst, misses, mf, mpki, klass in zip(
+                TOPOLOGY.instances, MISSES, MFS, MPKIS, CLASSES):
             rec = f.record(inst.name, misses, socket=0, vcpus=2, mf=mf,
-                           merlin_class=klass)
+                           mpki=mpki, merlin_class=klass)
             rec = type(rec)(**dict(rec.__dict__, uuid=inst.uuid))
             by_host.setdefault(inst.host, []).append(rec)
         self.store.ingest([reports.host_report(host, now - 5, recs)

@@ -68,8 +68,8 @@ class _StrategyTest(test_base.TestBaseStrategy):
                 # co-runners (the harm check's concern, not these tests').
                 f.record('c0', 1 * M, socket=0, cpu_quota=c0_quota,
                          cpu_util=0.5 if c0_quota else 1.0, mf=0.01,
-                         mpki=1.0, merlin_class='low/low'),
-                f.record('c1', 2 * M, socket=1, mf=0.01, mpki=1.0,
+                         mpki=0.01, merlin_class='low/low'),
+                f.record('c1', 2 * M, socket=1, mf=0.01, mpki=0.01,
                          merlin_class='low/low')]))
         return model, store
 

@@ -4,6 +4,7 @@ import dataclasses
 
 import testtools
 
+from contention import classify
 from contention import cluster
 from contention import swap
 from contention.swap import arbitration
@@ -704,22 +705,30 @@ class TestPredictedContention(testtools.TestCase):
         self.assertEqual(0.0, swap.pressure([heavy]))
 
     def test_cache_reuse_counts_as_sensitivity(self):
-        # Merlin 3.2: low MF with a medium or high MPKI reuses its cache
-        # share, which a heavy co-runner takes; the MF alone reads it as
-        # insensitive.
-        reuser = v.vm('r', 'a', 2 * M, mf=0.1, merlin_class='medium/low')
-        light = v.vm('l', 'a', 2 * M, mf=0.1, merlin_class='low/low')
-        streamer = v.vm('s', 'a', 2 * M, mf=0.8, merlin_class='high/high')
-        both = v.vm('b', 'a', 2 * M, mf=0.4, merlin_class='high/medium')
+        # Merlin 3.2: a low MF with many accesses reaching the LLC (MPKI /
+        # MF, here 10 per kilo-instruction) is cache reuse, which a heavy
+        # co-runner takes; the MF alone (or the LLC's own low MPKI) reads
+        # it as insensitive.
+        reuser = v.vm('r', 'a', 2 * M, mf=0.1, mpki=1.0)
+        light = v.vm('l', 'a', 2 * M, mf=0.1, mpki=0.1)
+        streamer = v.vm('s', 'a', 2 * M, mf=0.8, mpki=30.0)
+        both = v.vm('b', 'a', 2 * M, mf=0.4, mpki=20.0)
         self.assertAlmostEqual(0.9, measure.sensitivity(reuser))
         self.assertAlmostEqual(0.1, measure.sensitivity(light))
         self.assertAlmostEqual(0.8, measure.sensitivity(streamer))
         self.assertAlmostEqual(0.6, measure.sensitivity(both))
         self.assertEqual(1.0, measure.sensitivity(
             dataclasses.replace(reuser, mf=None)))
-        # No class (no classification yet): the MF alone, as before.
+        # Without an MPKI, the MF alone, as before.
         self.assertAlmostEqual(0.1, measure.sensitivity(
-            v.vm('n', 'a', 2 * M, mf=0.1, merlin_class=None)))
+            dataclasses.replace(reuser, mpki=None)))
+        # The operator's bins decide what "many accesses" is.
+        th = classify.Thresholds(mpki_low=12.0, mpki_high=15.0)
+        self.assertAlmostEqual(0.1, measure.sensitivity(reuser, th))
+        self.assertAlmostEqual(
+            0.1 * 2 * M + 0.9 * 2 * M, swap.pressure([reuser, light]))
+        self.assertAlmostEqual(
+            0.1 * 2 * M + 0.1 * 2 * M, swap.pressure([reuser, light], th))
 
     def test_swap_of_alike_instances_is_not_proposed(self):
         # Same image and flavor: the swap changes no socket's mix, though
