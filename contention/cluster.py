@@ -69,8 +69,11 @@ class SocketView:
 
     id: int
     nodes: tuple[int, ...]
+    #: Hardware threads Nova places on.
     cpus: int
     memory_mib: int
+    #: Physical cores among them (None: unknown, taken as ``cpus``).
+    cores: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -195,6 +195,7 @@ def _compute_sockets(topology, nova_cpus):
         cpus = [c for c in node.cpus if usable is None or c in usable]
         if node.socket >= 0 and cpus:
             nodes[node.socket].append((node, cpus))
+    core_of = {c.id: c.core for c in topology.cpus}
     sockets = []
     cpus = {}
     node_ids = {}
@@ -205,7 +206,8 @@ def _compute_sockets(topology, nova_cpus):
         sockets.append(cluster.SocketView(
             id=socket_id, nodes=tuple(n.id for n in members),
             cpus=len(cpu_ids),
-            memory_mib=int(sum(n.memory_mib for n in members))))
+            memory_mib=int(sum(n.memory_mib for n in members)),
+            cores=len({core_of.get(c, ('cpu', c)) for c in cpu_ids})))
         cpus[socket_id] = cpu_ids
         node_ids[socket_id] = tuple(n.id for n in members)
     return tuple(sockets), cpus, node_ids

@@ -371,7 +371,8 @@ class Simulator(object):
                 sockets.append(cluster.SocketView(
                     id=s, nodes=tuple(m.node_ids[i] for i in idx),
                     cpus=int((m.cores[idx] * m.threads[idx]).sum()),
-                    memory_mib=int(m.memory_mib[idx].sum())))
+                    memory_mib=int(m.memory_mib[idx].sum()),
+                    cores=int(m.cores[idx].sum())))
             cpu, mem = placement.host_capacity(self.state, h)
             hosts.append(cluster.HostView(
                 name=host.name, sockets=tuple(sockets),

@@ -189,6 +189,34 @@ def co_load(instances, inst, host, weights):
     return total * weights.get((inst.host, inst.socket), 1.0)
 
 
+def core_overflow(instances, host, socket):
+    """Share of the CPU wanted on ``socket`` of ``host`` past its cores.
+
+    The busy vCPUs of its instances (vCPUs x CPU use; an unknown use
+    counts as busy, an instance of unknown socket evenly on each socket)
+    beyond the socket's physical cores share a core with a sibling
+    thread, or take turns: each gets ``E(D) / D`` of what it wants, which
+    is ``cores / D`` with nothing gained from SMT. This share, the loss
+    without SMT gain, is what the harm check bounds: the SMT gain is
+    hardware's and unmeasured, so the bound is on the cautious side.
+    """
+    sock = next((s for s in host.sockets if s.id == socket), None)
+    if sock is None:
+        return 0.0
+    cores = sock.cores or sock.cpus
+    n = len(host.sockets)
+    demand = 0.0
+    for inst in instances:
+        if inst.socket is not None and inst.socket != socket:
+            continue
+        busy = inst.vcpus * (1.0 if inst.cpu_util is None
+                             else min(1.0, max(0.0, inst.cpu_util)))
+        demand += busy if inst.socket is not None else busy / n
+    if demand <= cores:
+        return 0.0
+    return (demand - cores) / demand
+
+
 def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
          th=classify.DEFAULT_THRESHOLDS):
     """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.

@@ -151,6 +151,50 @@ class TestHarmBound(testtools.TestCase):
         self.assertEqual('harm_unchecked', out.skipped[0].reason[:14])
 
 
+class TestCpuShare(testtools.TestCase):
+    """Without a model, busy instances keep their share of the cores."""
+
+    def _view(self, cores):
+        # Two sockets of 8 threads on 4 cores (or cores unknown); a busy
+        # 4-vCPU instance on each, and a light one.
+        host = v.host('a', cpus=8)
+        host = dataclasses.replace(host, sockets=tuple(
+            dataclasses.replace(s, cores=cores) for s in host.sockets))
+        return v.view([host], [
+            v.vm('b0', 'a', 1 * M, socket=0, vcpus=4, cpu_util=1.0,
+                 mf=0.05, mpki=0.05),
+            v.vm('b1', 'a', 1 * M, socket=1, vcpus=4, cpu_util=1.0,
+                 mf=0.05, mpki=0.05),
+            v.vm('i', 'a', 1 * M, socket=1, vcpus=2, cpu_util=0.05,
+                 mf=0.05, mpki=0.05)])
+
+    def test_core_overflow(self):
+        view = self._view(4)
+        host = view.hosts[0]
+        self.assertEqual(0.0, measure.core_overflow(view.instances, host, 0))
+        both = [dataclasses.replace(i, socket=0) for i in view.instances]
+        # 4 + 4 + 0.1 busy vCPUs on 4 cores.
+        self.assertAlmostEqual(4.1 / 8.1,
+                               measure.core_overflow(both, host, 0))
+        # Unknown cores: the threads count, as before.
+        view = self._view(None)
+        self.assertAlmostEqual(0.1 / 8.1, measure.core_overflow(
+            both, view.hosts[0], 0))
+
+    def test_gathering_busy_instances_past_the_cores_is_dropped(self):
+        plan = cluster.Plan(actions=(cluster.Repin('b1', 'a', 0, True),))
+        out = harm.check(self._view(4), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        reason = out.skipped[0].reason
+        self.assertTrue(reason.startswith('harm_bound: b'), reason)
+        self.assertIn('of the CPU it wants', reason)
+        # The idle one may join: 4.1 busy vCPUs on 4 cores is 2 % less
+        # for each, within max_vm_harm.
+        light = cluster.Plan(actions=(cluster.Repin('i', 'a', 0, True),))
+        self.assertEqual(light.actions,
+                         harm.check(self._view(4), light, PARAMS).actions)
+
+
 class TestServing(testtools.TestCase):
     """Without a model, services answering requests are protected."""
 
