@@ -86,8 +86,9 @@ class SwapParameters:
         classify.DEFAULT_THRESHOLDS.mf_low, minimum=0,
         algorithms=(CACHE_AWARE,),
         help='A re-pinned instance keeps its memory where it is only if '
-             'its Memory Factor is below this (little DRAM traffic); '
-             'otherwise its memory moves with its vCPUs.')
+             'its Memory Factor is below this (little DRAM traffic) and '
+             'it is not a service answering requests; otherwise its '
+             'memory moves with its vCPUs.')
     numa_repair: bool = _field(
         True,
         help='Before any swap, give an instance whose memory is mostly on '

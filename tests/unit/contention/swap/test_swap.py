@@ -120,6 +120,16 @@ class TestLocalPhase(testtools.TestCase):
             view, swap.SwapParameters(local_memory_mf=0.0))
         self.assertTrue(all(a.move_memory for a in actions))
 
+    def test_a_service_takes_its_memory_along(self):
+        # A service answering requests (CPU use under SERVING_UTIL) would
+        # pay remote latency on every miss, and its response time grows
+        # with any slowdown, however low its MF.
+        params = swap.SwapParameters()
+        low = v.vm('low', 'a', 10 * M, mf=0.1, cpu_util=1.0)
+        self.assertFalse(feasibility.memory_follows(low, params))
+        serving = dataclasses.replace(low, cpu_util=0.5)
+        self.assertTrue(feasibility.memory_follows(serving, params))
+
     def test_numa_instances_are_not_repinned(self):
         view = v.view([v.host('a')],
                       [v.vm('n1', 'a', 10 * M, has_numa_topology=True),
