@@ -8,6 +8,7 @@ emulated instances.
 
 import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
 
+import dataclasses
 import os
 import tempfile
 import time
@@ -94,9 +95,13 @@ class _EndToEnd(base.WatcherFunctionalTestCase):
                            mpki=mpki, merlin_class=klass)
             rec = type(rec)(**dict(rec.__dict__, uuid=inst.uuid))
             by_host.setdefault(inst.host, []).append(rec)
-        self.store.ingest([reports.host_report(host, now - 5, recs)
-                           for host, recs in sorted(by_host.items())],
-                          now=now)
+        # Sockets of 8 cores: the three busy 2-vCPU instances of
+        # compute-1 fit its first socket's cores, so the swap takes no
+        # instance's share of them (the harm check's other concern).
+        self.store.ingest([dataclasses.replace(
+            reports.host_report(host, now - 5, recs),
+            topology=reports.small_topology(host, cpus_per_node=8))
+            for host, recs in sorted(by_host.items())], now=now)
 
     def _audit(self, parameters):
         resp = self.admin_api.post('/audits', {
