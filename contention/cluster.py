@@ -74,6 +74,8 @@ class SocketView:
     memory_mib: int
     #: Physical cores among them (None: unknown, taken as ``cpus``).
     cores: Optional[int] = None
+    #: Last-level cache of those CPUs, KiB (None: unknown).
+    llc_kib: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -196,6 +196,8 @@ def _compute_sockets(topology, nova_cpus):
         if node.socket >= 0 and cpus:
             nodes[node.socket].append((node, cpus))
     core_of = {c.id: c.core for c in topology.cpus}
+    top = max((c.level for c in topology.caches), default=None)
+    llcs = [c for c in topology.caches if c.level == top]
     sockets = []
     cpus = {}
     node_ids = {}
@@ -207,10 +209,20 @@ def _compute_sockets(topology, nova_cpus):
             id=socket_id, nodes=tuple(n.id for n in members),
             cpus=len(cpu_ids),
             memory_mib=int(sum(n.memory_mib for n in members)),
-            cores=len({core_of.get(c, ('cpu', c)) for c in cpu_ids})))
+            cores=len({core_of.get(c, ('cpu', c)) for c in cpu_ids}),
+            llc_kib=_llc_kib(llcs, cpu_ids)))
         cpus[socket_id] = cpu_ids
         node_ids[socket_id] = tuple(n.id for n in members)
     return tuple(sockets), cpus, node_ids
+
+
+def _llc_kib(caches, cpu_ids):
+    """KiB of the last-level caches serving ``cpu_ids`` (None: unknown)."""
+    cpus = set(cpu_ids)
+    serving = [c for c in caches if cpus.intersection(c.cpus)]
+    if not serving or any(c.size_kib is None for c in serving):
+        return None
+    return int(sum(c.size_kib for c in serving))
 
 
 @dataclasses.dataclass

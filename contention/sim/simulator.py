@@ -372,7 +372,8 @@ class Simulator(object):
                     id=s, nodes=tuple(m.node_ids[i] for i in idx),
                     cpus=int((m.cores[idx] * m.threads[idx]).sum()),
                     memory_mib=int(m.memory_mib[idx].sum()),
-                    cores=int(m.cores[idx].sum())))
+                    cores=int(m.cores[idx].sum()),
+                    llc_kib=int(round(m.l3_bytes[idx].sum() / 1024))))
             cpu, mem = placement.host_capacity(self.state, h)
             hosts.append(cluster.HostView(
                 name=host.name, sockets=tuple(sockets),

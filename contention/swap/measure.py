@@ -35,23 +35,29 @@ def capacity_weights(view, unit='socket'):
     the misses of many more instances than an 8-core one, with more
     cache and memory channels: balancing the raw figure moves heavy
     instances onto the small sockets, where they saturate the memory
-    controller. A unit's weight is the mean CPU count of the view's
-    enabled units over its own (``unit`` ``'host'``: hosts, keyed by
-    name; ``'socket'``: sockets, keyed by (host, socket)), so a load is
-    "LLC misses/s per average-sized unit": on identical units every
-    weight is 1 and nothing changes. CPUs stand for capacity because the
-    view has no cache or bandwidth figures; a unit with none weighs 1.
+    controller. A unit's weight is the mean size of the view's enabled
+    units over its own (``unit`` ``'host'``: hosts, keyed by name;
+    ``'socket'``: sockets, keyed by (host, socket)), so a load is "LLC
+    misses/s per average-sized unit": on identical units every weight is
+    1 and nothing changes. The size is the last-level cache where the
+    reports give it for every socket (the misses compete for it, and the
+    LLC per core differs between host classes: a 4-core socket may hold
+    more cache per instance than a 20-core one), else the CPU count; a
+    unit with neither weighs 1.
     """
     cpus = {}
+    socks = [s for h in view.hosts if h.enabled for s in h.sockets]
+    llc = bool(socks) and all(s.llc_kib for s in socks)
+    size = (lambda s: s.llc_kib) if llc else (lambda s: s.cpus)
     for host in view.hosts:
         if not host.enabled:
             continue
         if unit == 'host':
-            cpus[host.name] = sum(s.cpus for s in host.sockets) or (
+            cpus[host.name] = sum(size(s) for s in host.sockets) or (
                 host.vcpus_total)
         else:
             for sock in host.sockets:
-                cpus[(host.name, sock.id)] = sock.cpus
+                cpus[(host.name, sock.id)] = size(sock)
     sized = [c for c in cpus.values() if c > 0]
     if not sized:
         return {}

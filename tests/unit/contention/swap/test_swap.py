@@ -486,6 +486,25 @@ class TestMixedHostClasses(testtools.TestCase):
         self.assertEqual({'a': 1.0, 'b': 1.0},
                          measure.capacity_weights(view, 'host'))
 
+    def test_the_cache_weighs_where_every_socket_says(self):
+        # 4 CPUs with 16 MiB of LLC beside 32 CPUs with 32 MiB: per MiB
+        # of cache the small socket is the larger one.
+        view = self._view(10 * M)
+
+        def sized(llc):
+            return dataclasses.replace(view, hosts=tuple(
+                dataclasses.replace(h, sockets=tuple(
+                    dataclasses.replace(s, llc_kib=llc[h.name])
+                    for s in h.sockets)) for h in view.hosts))
+        weights = measure.capacity_weights(
+            sized({'big': 32768, 'small': 16384}))
+        self.assertAlmostEqual(24576.0 / 32768, weights[('big', 0)])
+        self.assertAlmostEqual(24576.0 / 16384, weights[('small', 0)])
+        # One socket without a size: the CPUs, for every socket.
+        weights = measure.capacity_weights(
+            sized({'big': 32768, 'small': None}))
+        self.assertAlmostEqual(18.0 / 4, weights[('small', 0)])
+
     def test_even_misses_per_cpu_is_balanced(self):
         # 80 M misses/s on 32 CPUs and 10 M on 4: the same per CPU. Raw
         # figures would send a big-host VM to the small socket.
