@@ -45,24 +45,24 @@ def capacity_weights(view, unit='socket'):
     more cache per instance than a 20-core one), else the CPU count; a
     unit with neither weighs 1.
     """
-    cpus = {}
-    socks = [s for h in view.hosts if h.enabled for s in h.sockets]
-    llc = bool(socks) and all(s.llc_kib for s in socks)
-    size = (lambda s: s.llc_kib) if llc else (lambda s: s.cpus)
-    for host in view.hosts:
-        if not host.enabled:
-            continue
+    hosts = [h for h in view.hosts if h.enabled]
+    socks = [s for h in hosts for s in h.sockets]
+    by_cache = bool(socks) and all(s.llc_kib for s in socks)
+    sizes = {}
+    for host in hosts:
         if unit == 'host':
-            cpus[host.name] = sum(size(s) for s in host.sockets) or (
-                host.vcpus_total)
+            sizes[host.name] = (
+                sum(s.llc_kib for s in host.sockets) if by_cache
+                else sum(s.cpus for s in host.sockets) or host.vcpus_total)
         else:
             for sock in host.sockets:
-                cpus[(host.name, sock.id)] = size(sock)
-    sized = [c for c in cpus.values() if c > 0]
+                sizes[(host.name, sock.id)] = (
+                    sock.llc_kib if by_cache else sock.cpus)
+    sized = [c for c in sizes.values() if c > 0]
     if not sized:
         return {}
     mean = sum(sized) / len(sized)
-    return {key: mean / c for key, c in cpus.items() if c > 0}
+    return {key: mean / c for key, c in sizes.items() if c > 0}
 
 
 def socket_loads(view):
