@@ -136,8 +136,42 @@ def browse(checks, plan_uuid, start_plan=False):
         checks.check('Horizon: the plan page lists the contention_swap '
                      'actions', 'Contention Swap' in page
                      or 'contention_swap' in page)
+        if start_plan:
+            _start(driver, base, checks, plan_uuid, shots)
     finally:
         driver.quit()
+
+
+def _start(driver, base, checks, plan_uuid, shots):
+    """Start the plan as an operator does: its row's button, confirmed.
+
+    Horizon names a row action's button ``<table>__row_<id>__action_<name>``;
+    watcher-dashboard's "Start Action Plan" asks for confirmation in a
+    modal first.
+    """
+    from selenium.webdriver.common.by import By
+
+    driver.get(base + '/admin/action_plans/')
+    time.sleep(2)
+    button = driver.find_elements(
+        By.ID, 'action_plans__row_%s__action_start_action_plan' % plan_uuid)
+    checks.check('Horizon: the plan has a Start Action Plan button',
+                 bool(button))
+    if not button:
+        return
+    button[0].click()
+    time.sleep(2)
+    confirm = driver.find_elements(
+        By.CSS_SELECTOR, '.modal-footer .btn-primary, .modal-footer .btn-danger')
+    if confirm:
+        confirm[0].click()
+    time.sleep(3)
+    driver.save_screenshot(os.path.join(shots, 'action-plan-started.png'))
+    page = driver.page_source
+    checks.check('Horizon: Start Action Plan is confirmed and accepted',
+                 'Action Plan started' in page,
+                 'confirmation dialog %s' % ('clicked' if confirm
+                                             else 'not shown'))
 
 
 class _Printer(object):
@@ -147,11 +181,12 @@ class _Printer(object):
         print('CHECK ' + json.dumps([name, bool(ok), str(detail)[:300]]))
 
 
-def browse_in_horizon_env(checks, plan_uuid):
+def browse_in_horizon_env(checks, plan_uuid, start_plan=False):
     """Run :func:`browse` with Horizon's Python (Selenium lives there)."""
     proc = subprocess.run(
         [os.path.join(HORIZON_VENV, 'bin', 'python'),
-         os.path.abspath(__file__), 'browse', plan_uuid],
+         os.path.abspath(__file__), 'browse', plan_uuid]
+        + (['start'] if start_plan else []),
         capture_output=True, text=True, timeout=900,
         env=dict(os.environ, SYSTEM_RUN_DIR=stack_mod.RUN))
     with open(os.path.join(stack_mod.RUN, 'logs', 'browser.log'), 'w') as f:
@@ -169,4 +204,4 @@ def browse_in_horizon_env(checks, plan_uuid):
 
 if __name__ == '__main__':
     if sys.argv[1:2] == ['browse']:
-        browse(_Printer(), sys.argv[2])
+        browse(_Printer(), sys.argv[2], start_plan=sys.argv[3:4] == ['start'])
