@@ -201,7 +201,7 @@ def scenario(st, checks):
         return p if p['State'] in ('SUCCEEDED', 'FAILED', 'CANCELLED') \
             else None
     final = wait_for('action plan', finished, timeout=600, every=5)
-    checks.check('actionplan start: the plan SUCCEEDED',
+    checks.check('the plan SUCCEEDED',
                  final['State'] == 'SUCCEEDED', final.get('Status Message'))
     by_id = {r['ID']: r['Host'] for r in stack_mod.openstack(
         st, 'server', 'list', '--long', json_out=True)}
