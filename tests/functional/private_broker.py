@@ -38,6 +38,21 @@ def available():
     return None
 
 
+def start_for(test):
+    """A :class:`PrivateRabbit` for ``test``, or skip it, or fail it.
+
+    When ``CONTENTION_TEST_RABBIT_URL`` points at a broker elsewhere, this
+    machine may have no RabbitMQ to start a node from: the test is
+    skipped. Otherwise the default broker is this machine's RabbitMQ, so
+    its server is installed, and a node that cannot start is a failure.
+    """
+    why = available()
+    if why and 'CONTENTION_TEST_RABBIT_URL' in os.environ:
+        test.skipTest(why)
+    test.assertIsNone(why)
+    return test.useFixture(PrivateRabbit())
+
+
 class PrivateRabbit(fixtures.Fixture):
     """A running private RabbitMQ node; ``url`` is its transport URL."""
 
