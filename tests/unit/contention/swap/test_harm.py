@@ -255,6 +255,28 @@ class TestServing(testtools.TestCase):
         self.assertEqual((), out.actions)
         self.assertIn('r serves requests', out.skipped[0].reason)
 
+    def test_a_repair_is_no_licence_to_migrate_a_neighbour_in(self):
+        # The plan repairs 'r' (vCPUs to its memory, socket 0) and moves
+        # 'h', heavy but insensitive, from host 'b' onto that socket. A repair is
+        # not judged for the host's own re-deal; an arrival from another
+        # host is judged against what 'r' faced, in either order.
+        view = v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
+                 remote_memory_ratio=1.0, mf=0.1),
+            v.vm('h', 'b', 90 * M, socket=0, cpu_util=1.0, mf=0.05)])
+        repair = cluster.Repin('r', 'a', 0, move_memory=False)
+        arrival = cluster.Migrate('h', 'b', 'a', 0)
+        for actions in ((repair, arrival), (arrival, repair)):
+            out = harm.check(view, cluster.Plan(actions=actions), PARAMS)
+            self.assertLess(len(out.actions), 2)
+            self.assertIn('harm_bound: r serves requests',
+                          out.skipped[0].reason)
+        # Alone, each runs.
+        for action in (repair, arrival):
+            plan = cluster.Plan(actions=(action,))
+            self.assertEqual(plan.actions,
+                             harm.check(view, plan, PARAMS).actions)
+
     def _beside_a_service(self):
         # 'r' runs beside a streamer with its memory on socket 0, where
         # 's' serves requests alone.
