@@ -5,32 +5,40 @@
     contention-train --from-store URL --out MODEL
     contention-train --from-sim SCENARIO --out MODEL
     contention-train evaluate --model MODEL (--from-sim S | --from-store URL) [--json]
+    contention-train retrain --from-store URL --model MODEL [--since S] [--json]
+    contention-train history --model MODEL [--json]
     contention-train advise --model MODEL --profile mpki=20,mf=0.8,ipc=0.6 \\
         --vcpus 8 --target 0.9 [--nodes 4 --cores-per-node 12 \\
         --threads-per-core 2 | --topology HOST.json] [--json]
 
 Training prints the per-workload leave-one-out mean absolute error and
-writes it into the model file. Exit status: 0 done, 1 bad input (message
-on stderr), 2 usage.
+writes it into the model file. ``retrain`` is the scheduled form of
+training from the store: it first scores the model in service on the
+telemetry stored since it was trained (its live error), then replaces it,
+and appends both to the model's history (:mod:`contention.perfmodel.drift`),
+which ``history`` prints. Exit status: 0 done, 1 bad input or a model kept
+because the history cannot train one (message on stderr), 2 usage.
 """
 
 import argparse
+import dataclasses
+import functools
 import json
+import os
 import sys
 import time
 
-import numpy as np
 
 from contention.perfmodel import advise as advise_mod
-from contention.perfmodel import confidence
 from contention.perfmodel import datasets
+from contention.perfmodel import drift
 from contention.perfmodel import features
 from contention.perfmodel import machine
 from contention.perfmodel import persist
 from contention.perfmodel import train as train_mod
 from contention.topology import HostTopology
 
-COMMANDS = ('train', 'evaluate', 'advise')
+COMMANDS = ('train', 'evaluate', 'retrain', 'history', 'advise')
 
 
 def _add_source(parser, required=True):
@@ -94,6 +102,35 @@ def build_parser():
     _add_source(ev)
     ev.add_argument('--json', action='store_true',
                     help='print the errors as JSON')
+    ret = sub.add_parser(
+        'retrain', help='replace a model with one trained on the store\'s '
+                        'history as it is now, recording the old model\'s '
+                        'error on the telemetry since it was trained')
+    ret.add_argument('--from-store', required=True, metavar='URL',
+                     help='SQLAlchemy URL of the telemetry store')
+    ret.add_argument('--model', required=True,
+                     help='the model file in service (the weigher\'s '
+                          '[contention] model_path); replaced atomically')
+    ret.add_argument('--history', metavar='FILE', default=None,
+                     help='history of the runs (default: MODEL%s)'
+                          % drift.HISTORY_SUFFIX)
+    ret.add_argument('--since', type=float, default=None,
+                     help='train on store history newer than this many '
+                          'seconds only (default: all the store keeps)')
+    ret.add_argument('--estimators', type=int,
+                     default=train_mod.DEFAULT_ESTIMATORS,
+                     help='trees of the interference forest')
+    ret.add_argument('--min-samples', type=int, default=3,
+                     help='drop store workloads with fewer samples')
+    ret.add_argument('--json', action='store_true',
+                     help='print the run\'s record as JSON')
+    hist = sub.add_parser('history', help='the retraining runs of a model '
+                                          'and the drift of its error')
+    hist.add_argument('--model', required=True, help='the model file')
+    hist.add_argument('--history', metavar='FILE', default=None,
+                      help='default: MODEL%s' % drift.HISTORY_SUFFIX)
+    hist.add_argument('--json', action='store_true',
+                      help='print the records as JSON')
     adv = sub.add_parser('advise', help='hw:numa_nodes for a profile '
                                         '(paper section 7)')
     adv.add_argument('--model', required=True,
@@ -182,18 +219,10 @@ def evaluate(args, out):
     data, _ = _interference_data(args)
     if not len(data.X):
         raise ValueError('%s holds no usable samples' % data.source)
-    prediction = bundle.interference.predict_confident(data.X)
-    errors = np.abs(prediction.values - data.Y)
-    sure = np.array([r is None for r in confidence.judge(prediction)])
-    result = {'model': args.model, 'source': data.source,
-              'samples': int(len(data.X)), 'mae': float(errors.mean()),
-              'mae_per_output': {n: float(errors[:, i].mean()) for i, n in
-                                 enumerate(features.TARGET_NAMES)},
-              'abstained': int((~sure).sum()),
-              'mae_where_sure': (float(errors[sure].mean()) if sure.any()
-                                 else None),
-              'trained_cv_mae': bundle.cv_mae,
-              'simulated': bool(args.from_sim)}
+    result = dict(drift.score(bundle.interference, data),
+                  model=args.model, source=data.source,
+                  trained_cv_mae=bundle.cv_mae,
+                  simulated=bool(args.from_sim))
     if args.json:
         out.write(json.dumps(result, indent=2, sort_keys=True) + '\n')
     else:
@@ -207,6 +236,92 @@ def evaluate(args, out):
                   % (result['abstained'],
                      'n/a' if result['mae_where_sure'] is None
                      else '%.4f' % result['mae_where_sure']))
+    return 0
+
+
+def _in_service(path):
+    """(bundle or None, why none) of the model file at ``path``."""
+    if not os.path.exists(path):
+        return None, 'no model at %s' % path
+    try:
+        return persist.load(path), None
+    except persist.ModelFileError as exc:
+        return None, str(exc)
+
+
+def retrain(args, out, now=None):
+    from contention import store as api
+    now = time.time() if now is None else now
+    history = args.history or drift.history_path(args.model)
+    previous, _why = _in_service(args.model)
+    trained_at = previous.summary.get('trained_at') if previous else None
+    store = api.open_store(args.from_store)
+    try:
+        since = None if args.since is None else now - args.since
+        reports = store.training_samples(since=since)
+    finally:
+        store.dispose()
+    data = datasets.from_reports(reports, min_samples=args.min_samples)
+    live = {'samples': 0, 'mae': None, 'abstained': 0}
+    if previous is not None and trained_at is not None:
+        live = drift.score(previous.interference, datasets.from_reports(
+            reports, after=trained_at))
+    record = drift.Retraining(
+        at=now, source=data.source, samples=int(len(data.X)),
+        workloads=len(data.workloads),
+        previous_trained_at=trained_at,
+        previous_cv_mae=previous.cv_mae if previous else None,
+        live_samples=live['samples'], live_mae=live['mae'],
+        live_abstained=live['abstained'])
+    try:
+        bundle, report = train_mod.train_bundle(
+            data, estimators=args.estimators)
+    except ValueError as exc:
+        record = dataclasses.replace(
+            record, reason='%s; the model in service is kept' % exc)
+        drift.append(history, record)
+        raise ValueError(record.reason)
+    persist.save(bundle, args.model)
+    record = dataclasses.replace(record, cv_mae=report['cv_mae'],
+                                 replaced=True)
+    drift.append(history, record)
+    if args.json:
+        out.write(json.dumps(dataclasses.asdict(record), indent=2,
+                             sort_keys=True) + '\n')
+        return 0
+    if record.live_mae is None:
+        out.write('no telemetry scored since the model in service was '
+                  'trained (%s)\n' % (_why or 'no stored samples since'))
+    else:
+        out.write('model in service: MAE %.4f on %d samples stored since '
+                  'it was trained (%s at training%s); abstained on %d\n'
+                  % (record.live_mae, record.live_samples,
+                     '%.4f' % record.previous_cv_mae
+                     if record.previous_cv_mae is not None else 'no error',
+                     ', drift %.1fx' % record.drift
+                     if record.drift is not None else '',
+                     record.live_abstained))
+    out.write('retrained on %d samples of %d workloads: leave-one-workload-'
+              'out MAE %.4f\nwrote %s (history %s)\n'
+              % (record.samples, record.workloads, record.cv_mae,
+                 args.model, history))
+    return 0
+
+
+def history(args, out, err=None):
+    path = args.history or drift.history_path(args.model)
+    records, problems = drift.read(path)
+    for problem in problems:
+        (err or sys.stderr).write('contention-train history: skipped %s\n'
+                                  % problem)
+    if args.json:
+        out.write(json.dumps([dict(dataclasses.asdict(r), drift=r.drift)
+                              for r in records], indent=2,
+                             sort_keys=True) + '\n')
+    elif not records:
+        out.write('no retraining recorded in %s\n' % path)
+    else:
+        out.write('\n'.join(drift.table(records)) + '\n')
     return 0
 
 
@@ -256,7 +371,9 @@ def main(argv=None, out=None, err=None):
         argv.insert(0, 'train')
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = {'train': train, 'evaluate': evaluate, 'advise': advise}
+    handler = {'train': train, 'evaluate': evaluate, 'retrain': retrain,
+               'history': functools.partial(history, err=err),
+               'advise': advise}
     try:
         return handler[args.command](args, out)
     except (ValueError, OSError) as exc:

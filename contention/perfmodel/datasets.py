@@ -235,7 +235,7 @@ def placement_labels(placements):
     return [p.describe() for p in placements]
 
 
-def from_reports(reports, min_samples=1):
+def from_reports(reports, min_samples=1, after=None):
     """A :class:`Dataset` from stored HostReports (observational).
 
     Samples without IPC, MPKI or MF are skipped; workloads (images, else
@@ -243,6 +243,11 @@ def from_reports(reports, min_samples=1):
     workload's ``mf_small_llc`` is the mean MF of its intervals near a
     quarter of the LLC (:func:`contention.llc_share.small_llc_mf`, what
     the store's image profiles learn), or unknown without one.
+
+    ``after``: only the samples of reports from that time on, labelled
+    against all of ``reports`` (the best IPC an image reached anywhere),
+    so a window is labelled as the whole history trains (the drift of
+    :mod:`.drift`).
     """
     reports = list(reports)
     best = collections.defaultdict(float)
@@ -258,6 +263,8 @@ def from_reports(reports, min_samples=1):
     small = {key: float(np.mean(values)) for key, values in small.items()}
     X, Y, groups = [], [], []
     for report in reports:
+        if after is not None and report.timestamp < after:
+            continue
         cells = features.cells_from_report(report)
         placed = []
         for rec in report.instances:

@@ -19,7 +19,7 @@ from tests.unit.contention.perfmodel import test_models
 from tests.unit.contention.store import reports as store_reports
 
 
-def seed_store(url, hosts=3, rounds=4):
+def seed_store(url, hosts=3, rounds=4, start=100):
     """History where image 'heavy' slows whoever shares its node."""
     store = api.open_store(url)
     store.upgrade()
@@ -32,7 +32,7 @@ def seed_store(url, hosts=3, rounds=4):
                 mpki=(25.0, 1.0)[i % 2], mf=(0.9, 0.1)[i % 2],
                 ipc=(1.0 / (1 + crowd), 2.0 - 0.3 * crowd)[i % 2])
                 for i in range(crowd + 1)]
-            batch.append(store_reports.host_report('host%d' % h, 100 + t,
+            batch.append(store_reports.host_report('host%d' % h, start + t,
                                                    instances))
     store.ingest(batch)
     store.dispose()
@@ -67,6 +67,74 @@ class TestTrainCommand(testtools.TestCase):
         result = json.loads(out)
         self.assertEqual(bundle.cv_mae, result['trained_cv_mae'])
         self.assertLess(result['mae'], 0.2)
+
+    def test_retrain_scores_the_model_in_service_then_replaces_it(self):
+        rc, _, err = self.run_cmd('--from-store', self.url, '--out',
+                                  self.model, '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        first = persist.load(self.model)
+        # Telemetry stored after the model was trained: what it is
+        # scored on.
+        seed_store(self.url, rounds=2,
+                   start=first.summary['trained_at'] + 60)
+        rc, out, err = self.run_cmd('retrain', '--from-store', self.url,
+                                    '--model', self.model,
+                                    '--estimators', '10', '--json')
+        self.assertEqual(0, rc, err)
+        record = json.loads(out)
+        # Two rounds of three hosts holding 1-3 instances each.
+        self.assertEqual(12, record['live_samples'])
+        self.assertIsNotNone(record['live_mae'])
+        self.assertEqual(first.cv_mae, record['previous_cv_mae'])
+        self.assertEqual(first.summary['trained_at'],
+                         record['previous_trained_at'])
+        self.assertTrue(record['replaced'])
+        second = persist.load(self.model)
+        self.assertGreater(second.summary['trained_at'],
+                           first.summary['trained_at'])
+        self.assertEqual(36, second.summary['samples'])
+        rc, out, err = self.run_cmd('history', '--model', self.model)
+        self.assertEqual(0, rc, err)
+        rows = [line for line in out.splitlines()
+                if line.startswith('| 20')]
+        self.assertEqual(1, len(rows))
+        self.assertIn('| yes |', rows[0])
+
+    def test_retrain_keeps_the_model_when_the_history_cannot_train(self):
+        rc, _, err = self.run_cmd('--from-store', self.url, '--out',
+                                  self.model, '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        with open(self.model, 'rb') as f:
+            before = f.read()
+        empty = 'sqlite:///%s/empty.sqlite' % self.dir
+        api.open_store(empty).upgrade()
+        rc, out, err = self.run_cmd('retrain', '--from-store', empty,
+                                    '--model', self.model)
+        self.assertEqual(1, rc)
+        self.assertIn('the model in service is kept', err)
+        with open(self.model, 'rb') as f:
+            self.assertEqual(before, f.read())
+        rc, out, err = self.run_cmd('history', '--model', self.model,
+                                    '--json')
+        (record,) = json.loads(out)
+        self.assertFalse(record['replaced'])
+        self.assertIn('at least 2 are needed', record['reason'])
+
+    def test_history_names_a_damaged_line_and_goes_on(self):
+        path = self.model + '.history.jsonl'
+        with open(path, 'w') as f:
+            f.write('{"at": 1, "bogus": 2}\nnot json\n')
+        rc, out, err = self.run_cmd('retrain', '--from-store', self.url,
+                                    '--model', self.model,
+                                    '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        self.assertIn('no telemetry scored', out)
+        rc, out, err = self.run_cmd('history', '--model', self.model,
+                                    '--json')
+        self.assertEqual(0, rc)
+        self.assertEqual(1, len(json.loads(out)))
+        self.assertIn('history.jsonl:1: unknown fields', err)
+        self.assertIn('history.jsonl:2:', err)
 
     def test_from_sim_fails_clearly(self):
         rc, out, err = self.run_cmd('--from-sim', 'no-such-scenario',
