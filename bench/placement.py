@@ -67,13 +67,17 @@ HISTORY_EPOCHS = 30
 
 
 def store_history(name):
-    """({image: mf_small_llc the store learnt}, {image: in-band intervals}).
+    """What a real store learns from simulated history.
 
-    The production path, SIMULATED: the simulator's host reports (what the
-    agents would publish) are ingested by a real SQLite store, whose image
-    profiles fold the intervals :mod:`contention.llc_share` accepts.
+    ({image: mf_small_llc the store learnt}, {image: in-band intervals},
+    the store's training Dataset). The production path, SIMULATED: the
+    simulator's host reports (what the agents would publish) are ingested
+    by a real SQLite store, whose image profiles fold the intervals
+    :mod:`contention.llc_share` accepts, and which ``contention-train
+    --from-store`` reads.
     """
     from contention import llc_share
+    from contention.perfmodel import datasets
     from contention.sim import scenario as scenario_mod
     from contention.sim import simulator
     from contention.sim import training
@@ -118,9 +122,25 @@ def store_history(name):
         learnt = {}
         for image in in_band:
             learnt[image] = store.image_profile(image).mf_small_llc
-        return learnt, in_band
+        return learnt, in_band, datasets.from_store(store, min_samples=3)
     finally:
         store.dispose()
+
+
+def train_serve(name, store_data, train):
+    """A model trained on the simulator, scored on the store's telemetry.
+
+    (simulator model's report, its drift.score on ``store_data``, the
+    report of a model trained on ``store_data``): what a cloud
+    bootstrapped from the simulator gets once its own telemetry arrives,
+    and what retraining from the store then gives (SIMULATED).
+    """
+    from contention.perfmodel import drift
+    from contention.sim import training
+    bundle, sim_report = training.train_from_sim(name)
+    _, store_report = train.train_bundle(store_data)
+    return (sim_report, drift.score(bundle.interference, store_data),
+            store_report)
 
 
 def profiled_small_llc(data, features):
@@ -318,10 +338,13 @@ def main(argv=None):
           'service (workloads learnt) | met in service |')
     print('|---|---|---|---|---|---|---|---|---|---|---|')
     per_workload = {}
-    learnt_by_scenario, profiled = {}, {}
+    learnt_by_scenario, profiled, served_by_scenario = {}, {}, {}
     for name in ERROR_SCENARIOS:
         scen = sim.load_scenario(name)
-        learnt, in_band = learnt_by_scenario[name] = store_history(name)
+        learnt, in_band, store_data = store_history(name)
+        learnt_by_scenario[name] = learnt, in_band
+        served_by_scenario[name] = store_data, train_serve(name, store_data,
+                                                           train)
         for libraries, label in (((), 'own profiles'),
                                  (('all',), 'own + shipped libraries')):
             data, report, seconds = interference_error(name, train,
@@ -386,6 +409,35 @@ def main(argv=None):
           'counters. Analysis and '
           'what remains: `doc/nova.md`, '
           '"Model error on the merlin scenarios".\n')
+    print('#### Train/serve: a simulator-trained model on the store\'s '
+          'telemetry (SIMULATED)\n')
+    print('The model `contention-train --from-sim SCENARIO` writes (the '
+          'defaults), scored on the rows `contention-train --from-store` '
+          'reads from the store above (the same hardware\'s simulated '
+          'history, agents\' reports through a real SQLite store), and a '
+          'model trained from that store (its leave-one-workload-out '
+          'error). The store\'s rows are labelled as the simulator\'s '
+          '(`contention.perfmodel.datasets.from_reports`: performance '
+          'against the best interval, the subject described by that '
+          'interval, the co-runners\' shortfall attributed by miss '
+          'intensity); the remaining gap is the simulator\'s reference, '
+          'performance alone, which the history only approaches.\n')
+    print('| scenario | store rows (workloads) | simulator model: error at '
+          'training | on the store\'s telemetry (perf, co-runner slowdown) '
+          '| outside its domain | store model: error (perf, co-runner '
+          'slowdown) |')
+    print('|---|---|---|---|---|---|')
+    for name, (store_data, (sim_report, live, store_report)) in (
+            served_by_scenario.items()):
+        print('| %s | %d (%d) | %.4f | %.4f (%.4f, %.4f) | %d | '
+              '%.4f (%.4f, %.4f) |' % (
+                  name, len(store_data.X), len(store_data.workloads),
+                  sim_report['cv_mae'], live['mae'],
+                  live['mae_per_output']['performance'],
+                  live['mae_per_output']['corunner_slowdown'],
+                  live['abstained'], store_report['cv_mae'],
+                  store_report['cv_per_output']['performance'],
+                  store_report['cv_per_output']['corunner_slowdown']))
 
     placements, pv, rel, vectors = placement_vector_error(
         sim, datasets, important, models)

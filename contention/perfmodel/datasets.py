@@ -244,19 +244,37 @@ def from_reports(reports, min_samples=1, after=None):
     quarter of the LLC (:func:`contention.llc_share.small_llc_mf`, what
     the store's image profiles learn), or unknown without one.
 
+    The rows mean what the simulator's rows mean (:mod:`contention.sim.
+    training`), so a model trained on either serves the other's telemetry:
+
+    * performance is the instance's IPC over the best its workload reached
+      in the history, the nearest the history has to it running alone;
+    * the subject's profile is its workload's counters in that best
+      interval (its profile alone, as the simulator's and an operator's
+      offline profile are), not the interval's own: an interval's IPC
+      over the best is the label itself;
+    * the co-runner slowdown is the one the subject *causes*: the
+      simulator solves the node with and without it, the history cannot,
+      so the co-runners' shortfall is attributed to the instances of the
+      node by their share of its LLC miss intensity (misses per cycle x
+      busy vCPUs: what contends for the cache, the memory controller and
+      the interconnect).
+
     ``after``: only the samples of reports from that time on, labelled
     against all of ``reports`` (the best IPC an image reached anywhere),
     so a window is labelled as the whole history trains (the drift of
     :mod:`.drift`).
     """
     reports = list(reports)
-    best = collections.defaultdict(float)
+    best = {}
     small = collections.defaultdict(list)
     for report in reports:
         for rec in report.instances:
             key = rec.image_id or rec.uuid
-            if rec.metrics.ipc:
-                best[key] = max(best[key], rec.metrics.ipc)
+            m = rec.metrics
+            if (None not in (m.ipc, m.mpki, m.mf) and m.ipc > 0
+                    and (key not in best or m.ipc > best[key].ipc)):
+                best[key] = m
             mf = llc_share.small_llc_mf(rec, report.topology)
             if mf is not None:
                 small[key].append(mf)
@@ -270,28 +288,37 @@ def from_reports(reports, min_samples=1, after=None):
         for rec in report.instances:
             m = rec.metrics
             node = reportview.dominant_node(rec, report.topology)
-            if None in (m.ipc, m.mpki, m.mf) or node is None:
-                continue
             key = rec.image_id or rec.uuid
-            placed.append((rec, node, key, m.ipc / best[key]))
+            if None in (m.ipc, m.mpki, m.mf) or node is None or key not in best:
+                continue
+            placed.append((rec, node, key, m.ipc / best[key].ipc))
         for rec, node, key, perf in placed:
             cell = cells[node]
-            own = rec.metrics.mpki
+            alone = best[key]
             profile = features.InstanceProfile(
-                mpki=rec.metrics.mpki, mf=rec.metrics.mf, ipc=rec.metrics.ipc,
+                mpki=alone.mpki, mf=alone.mf, ipc=alone.ipc,
                 vcpus=rec.vcpus, memory_mib=rec.memory_mib, source='store',
-                cpu_util=_util(rec.metrics.cpu_util),
+                cpu_util=_util(alone.cpu_util),
                 mf_small_llc=small.get(key))
+            m = rec.metrics
+            here = features.InstanceProfile(
+                mpki=m.mpki, mf=m.mf, ipc=m.ipc, vcpus=rec.vcpus,
+                memory_mib=rec.memory_mib, cpu_util=_util(m.cpu_util))
             intensity = cell.co_miss_intensity
+            co_intensity = (None if intensity is None else
+                            max(0.0, intensity - here.miss_intensity))
             cell = dataclasses.replace(
-                cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - own),
+                cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - m.mpki),
                 co_vcpus=max(0.0, cell.co_vcpus - rec.vcpus),
-                co_miss_intensity=None if intensity is None else max(
-                    0.0, intensity - profile.miss_intensity),
+                co_miss_intensity=co_intensity,
                 co_cpu_demand=max(0.0, (cell.co_cpu_demand or 0.0)
-                                  - profile.util * rec.vcpus))
+                                  - here.util * rec.vcpus))
             others = [p for r, n, k, p in placed if n == node and r is not rec]
-            slowdown = 1.0 - float(np.mean(others)) if others else 0.0
+            slowdown = 0.0
+            if others:
+                total = here.miss_intensity + (co_intensity or 0.0)
+                share = here.miss_intensity / total if total > 0 else 0.0
+                slowdown = (1.0 - float(np.mean(others))) * share
             X.append(features.feature_row(profile, cell))
             Y.append((min(1.0, perf), max(0.0, slowdown)))
             groups.append(key)

@@ -383,6 +383,50 @@ class TestStoreDataset(testtools.TestCase):
         small = features.FEATURE_NAMES.index('mf_small_llc')
         self.assertTrue(np.isnan(data.X[:, small]).all())
 
+    def test_the_subject_is_described_by_its_best_interval(self):
+        # An interval's IPC over the workload's best is the label; the
+        # profile is the best interval's counters, so the label cannot be
+        # read off the features (and the profile means what the
+        # simulator's and an operator's alone profile mean).
+        reports = [
+            store_reports.host_report('h1', 100, [
+                store_reports.instance('u1', image_id='a', ipc=2.0,
+                                       mpki=1.0, mf=0.2)]),
+            store_reports.host_report('h1', 110, [
+                store_reports.instance('u1', image_id='a', ipc=0.5,
+                                       mpki=9.0, mf=0.8)]),
+        ]
+        data = datasets.from_reports(reports)
+        cols = [features.FEATURE_NAMES.index(n) for n in ('mpki', 'mf',
+                                                          'ipc')]
+        np.testing.assert_allclose([[1.0, 0.2, 2.0]] * 2, data.X[:, cols])
+        self.assertEqual([1.0, 0.25], data.Y[:, 0].tolist())
+        # The window after 105 is labelled against the whole history.
+        late = datasets.from_reports(reports, after=105)
+        self.assertEqual([0.25], late.Y[:, 0].tolist())
+        np.testing.assert_allclose([[1.0, 0.2, 2.0]], late.X[:, cols])
+
+    def test_co_runner_slowdown_is_shared_by_miss_intensity(self):
+        # 'heavy' (MPKI 30) and 'light' (MPKI 1), same IPC and use, share
+        # a node where 'victim' runs at half its best: the shortfall is
+        # attributed 30 : 1 : own, as the simulator's label is what the
+        # subject alone adds.
+        def at(t, victim_ipc):
+            return store_reports.host_report('h1', t, [
+                store_reports.instance('h', image_id='heavy', mpki=30.0,
+                                       ipc=1.0),
+                store_reports.instance('l', image_id='light', mpki=1.0,
+                                       ipc=1.0),
+                store_reports.instance('v', image_id='victim', mpki=1.0,
+                                       ipc=victim_ipc)])
+        data = datasets.from_reports([at(100, 2.0), at(110, 1.0)])
+        late = {g: y for g, y in zip(data.groups[3:], data.Y[3:, 1])}
+        # heavy: others at 1.0 (light) and 0.5 (victim): shortfall 0.25;
+        # its share of the node's intensity 30 / (30 + 1 + 1).
+        self.assertAlmostEqual(0.25 * 30 / 32, late['heavy'])
+        self.assertAlmostEqual(0.25 * 1 / 32, late['light'])
+        self.assertGreater(late['heavy'], 20 * late['light'])
+
     def test_from_reports_learns_mf_small_llc_per_workload(self):
         topo = dataclasses.replace(topologies.host(), hostname='h1')
 
