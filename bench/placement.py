@@ -37,6 +37,87 @@ ARRIVALS = 32
 SEEDS = (5, 6, 7, 8, 9)
 
 
+#: Held-out regions of profile space for the out-of-range error: each
+#: family's simulator parameters lie outside the training ranges
+#: (contention.sim.training.SYNTHETIC_RANGES) on at least one parameter
+#: (:func:`outside`), and its profiles are drawn from seeds no training
+#: draw uses. (name, ranges over the training ranges, latency share).
+OUT_OF_RANGE_FAMILIES = (
+    ('latency service at low load, little memory-level parallelism',
+     {'cpu_demand': (0.05, 0.15), 'mlp': (1.0, 1.2),
+      'llc_apki': (2.0, 20.0), 'working_set_mib': (2.0, 16.0)}, 1.0),
+    ('OLTP-like, 40-64 MiB working set',
+     {'working_set_mib': (40.0, 64.0), 'llc_apki': (5.0, 20.0),
+      'mr_min': (0.05, 0.3), 'mlp': (1.5, 3.0),
+      'cpu_demand': (0.6, 1.0)}, 0.5),
+    ('cache thrasher', {'llc_apki': (45.0, 100.0),
+                        'working_set_mib': (16.0, 32.0),
+                        'mr_min': (0.2, 0.5), 'cpu_demand': (0.9, 1.0)}, 0.0),
+    ('graph traversal', {'working_set_mib': (64.0, 256.0),
+                         'llc_apki': (10.0, 40.0), 'mr_min': (0.3, 0.7),
+                         'mlp': (1.0, 1.5), 'cpu_demand': (0.9, 1.0)}, 0.0),
+    ('STREAM-like triad', {'mr_min': (0.92, 0.99), 'llc_apki': (40.0, 80.0),
+                           'working_set_mib': (64.0, 256.0),
+                           'mlp': (6.0, 10.0), 'cpu_demand': (0.9, 1.0)},
+     0.0),
+    ('tight CPU loop', {'base_cpi': (0.3, 0.45), 'llc_apki': (0.05, 0.4),
+                        'working_set_mib': (0.05, 0.2),
+                        'cpu_demand': (0.9, 1.0)}, 0.0),
+)
+OUT_OF_RANGE_SCENARIO = 'ahn-wl1'
+OUT_OF_RANGE_PROFILES = 8
+OUT_OF_RANGE_LANDINGS = 5
+TARGET_OUT_OF_RANGE = 0.03
+TARGET_IN_RANGE = 0.02
+
+
+def outside(ranges, training):
+    """The parameters on which ``ranges`` lie wholly outside ``training``."""
+    return sorted(k for k, (lo, hi) in ranges.items()
+                  if hi < training[k][0] or lo > training[k][1])
+
+
+def covering(training, families):
+    """The training ranges widened to hold every family's ranges."""
+    wide = dict(training)
+    for _, ranges, _ in families:
+        for key, (lo, hi) in ranges.items():
+            wide[key] = (min(wide[key][0], lo), max(wide[key][1], hi))
+    return wide
+
+
+def out_of_range_error(training, drift):
+    """{model label: [(family, outside on, score)]} (SIMULATED).
+
+    The model ``contention-train --from-sim`` writes for
+    :data:`OUT_OF_RANGE_SCENARIO` (its synthetic subjects in the training
+    ranges), and the same trained with ranges that cover every family,
+    each scored on a fresh in-range draw and on every family.
+    """
+    narrow = training.SYNTHETIC_RANGES
+    wide = covering(narrow, OUT_OF_RANGE_FAMILIES)
+    tests = [('in range (fresh draw)', [],
+              training.synthetic_profiles(6 * OUT_OF_RANGE_PROFILES,
+                                          seed=101, prefix='fresh'))]
+    for i, (name, ranges, latency) in enumerate(OUT_OF_RANGE_FAMILIES):
+        tests.append((name, outside(ranges, narrow),
+                      training.synthetic_profiles(
+                          OUT_OF_RANGE_PROFILES, seed=200 + i,
+                          ranges=ranges, latency_share=latency,
+                          prefix='held')))
+    rows = [(name, why, training.held_out_dataset(
+        OUT_OF_RANGE_SCENARIO, profiles, samples=OUT_OF_RANGE_LANDINGS,
+        seed=3)) for name, why, profiles in tests]
+    result = {}
+    for label, ranges in (('shipped', None), ('covering', wide)):
+        bundle, _ = training.train_from_sim(
+            OUT_OF_RANGE_SCENARIO, cross_validate=False,
+            synthetic_ranges=ranges)
+        result[label] = [(name, why, drift.score(bundle.interference, data))
+                         for name, why, data in rows]
+    return result, wide
+
+
 def interference_error(name, train, libraries=()):
     from contention.sim import training
     data, _ = training.sim_dataset(name, samples_per_workload=train.
@@ -125,6 +206,11 @@ def store_history(name):
         return learnt, in_band, datasets.from_store(store, min_samples=3)
     finally:
         store.dispose()
+
+
+def _ranges_text(ranges):
+    return ', '.join('%s %g-%g' % (k, lo, hi)
+                     for k, (lo, hi) in sorted(ranges.items()))
 
 
 def train_serve(name, store_data, train):
@@ -438,6 +524,49 @@ def main(argv=None):
                   live['abstained'], store_report['cv_mae'],
                   store_report['cv_per_output']['performance'],
                   store_report['cv_per_output']['corunner_slowdown']))
+
+    from contention.perfmodel import drift
+    from contention.sim import training
+    oor, wide = out_of_range_error(training, drift)
+    print('#### Out-of-range error (SIMULATED)\n')
+    print('The model `contention-train --from-sim %s` writes (its %d '
+          'synthetic subjects drawn in the training ranges %s), scored on '
+          'profiles it never saw: a fresh draw in those ranges (seed 101), '
+          'and %d profiles of each family below (seeds 200-%d), whose '
+          'simulator parameters lie wholly outside the training ranges on '
+          'the parameters named; %d landings each beside 0-3 of the '
+          'scenario\'s workloads, as the training rows land. Both outputs, '
+          'mean absolute error; "abstained": rows the model says it is '
+          'unsure of (`contention.perfmodel.confidence`), which the weigher '
+          'scores neutral; their error is left out of "where sure". The '
+          'last columns are the same model trained with the synthetic '
+          'ranges widened to cover every family (%s): what covering the '
+          'space buys, and costs in range. Targets: <= %.2f out of range '
+          'per family and output, <= %.2f in range.\n' % (
+              OUT_OF_RANGE_SCENARIO, train.DEFAULT_SYNTHETIC,
+              _ranges_text(training.SYNTHETIC_RANGES),
+              OUT_OF_RANGE_PROFILES,
+              199 + len(OUT_OF_RANGE_FAMILIES), OUT_OF_RANGE_LANDINGS,
+              _ranges_text(wide), TARGET_OUT_OF_RANGE, TARGET_IN_RANGE))
+    print('| held-out profiles | outside the training ranges on | rows | '
+          'MAE perf, co-runner slowdown | abstained | MAE where sure | '
+          'met | trained on covering ranges: MAE perf, co-runner slowdown '
+          '| abstained |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    for (name, why, s), (_, _, w) in zip(oor['shipped'], oor['covering']):
+        target = TARGET_OUT_OF_RANGE if why else TARGET_IN_RANGE
+        per = s['mae_per_output']
+        wper = w['mae_per_output']
+        print('| %s | %s | %d | %.4f, %.4f | %d | %s | %s | %.4f, %.4f | '
+              '%d |' % (
+                  name, ', '.join(why) or '(in range)', s['samples'],
+                  per['performance'], per['corunner_slowdown'],
+                  s['abstained'], 'n/a' if s['mae_where_sure'] is None
+                  else '%.4f' % s['mae_where_sure'],
+                  'yes' if max(per.values()) <= target else 'no',
+                  wper['performance'], wper['corunner_slowdown'],
+                  w['abstained']))
+    print()
 
     placements, pv, rel, vectors = placement_vector_error(
         sim, datasets, important, models)

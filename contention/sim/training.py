@@ -304,25 +304,28 @@ SYNTHETIC_VCPUS = (1, 2, 4)
 SYNTHETIC_LATENCY_SHARE = 0.25
 
 
-def synthetic_profiles(count, seed=0):
+def synthetic_profiles(count, seed=0, ranges=None,
+                       latency_share=SYNTHETIC_LATENCY_SHARE,
+                       prefix='synthetic'):
     """{name: WorkloadProfile}: ``count`` seeded random profiles.
 
-    Each parameter is drawn independently from :data:`SYNTHETIC_RANGES`
-    (uniform, log-uniform for LLC accesses and working set), vCPUs from
-    :data:`SYNTHETIC_VCPUS`, a constant CPU demand, and a latency metric
-    with probability :data:`SYNTHETIC_LATENCY_SHARE`. Names are
-    ``synthetic-NNN``.
+    Each parameter is drawn independently from ``ranges`` (default
+    :data:`SYNTHETIC_RANGES`; uniform, log-uniform for LLC accesses and
+    working set), vCPUs from :data:`SYNTHETIC_VCPUS`, a constant CPU
+    demand, and a latency metric with probability ``latency_share``.
+    Names are ``<prefix>-NNN``. Other ranges draw held-out regions of
+    profile space (``bench/placement.py``'s out-of-range error).
     """
     from contention.sim import profiles as profiles_mod
     rng = np.random.default_rng([seed, 7])
-    r = SYNTHETIC_RANGES
+    r = dict(SYNTHETIC_RANGES, **(ranges or {}))
 
     def log_uniform(key):
         lo, hi = r[key]
         return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
     result = {}
     for i in range(count):
-        name = 'synthetic-%03d' % i
+        name = '%s-%03d' % (prefix, i)
         result[name] = profiles_mod.WorkloadProfile(
             name=name, base_cpi=float(rng.uniform(*r['base_cpi'])),
             llc_apki=log_uniform('llc_apki'),
@@ -331,13 +334,14 @@ def synthetic_profiles(count, seed=0):
             mlp=float(rng.uniform(*r['mlp'])),
             vcpus=int(rng.choice(SYNTHETIC_VCPUS)), memory_mib=2048,
             cpu_demand=float(rng.uniform(*r['cpu_demand'])),
-            metric=('latency' if rng.random() < SYNTHETIC_LATENCY_SHARE
+            metric=('latency' if rng.random() < latency_share
                     else 'throughput'),
             kind='synthetic')
     return result
 
 
-def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
+def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0,
+                    synthetic_ranges=None):
     """(HostTopology, [Workload], PerformanceSource) for a scenario.
 
     ``scenario``: a :class:`~contention.sim.scenario.Scenario`, a shipped
@@ -350,7 +354,8 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     cross-validation reports on.
 
     ``synthetic``: how many :func:`synthetic_profiles` (seeded by
-    ``synthetic_seed``) to add as training subjects; the source's
+    ``synthetic_seed``, drawn from ``synthetic_ranges`` over the default
+    :data:`SYNTHETIC_RANGES`) to add as training subjects; the source's
     ``synthetic`` attribute names them.
     """
     scen = (scenario if isinstance(scenario, scenario_mod.Scenario)
@@ -358,16 +363,26 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
     _, hw = main_hardware(scen)
     profiles = library_profiles(libraries) if libraries else {}
     profiles.update(scen.profiles)
-    extra = synthetic_profiles(synthetic, synthetic_seed) if synthetic else {}
+    extra = (synthetic_profiles(synthetic, synthetic_seed, synthetic_ranges)
+             if synthetic else {})
     source = SimulatorPerformance(hw, dict(profiles, **extra))
     source.own = frozenset(scen.profiles)
     source.synthetic = frozenset(extra)
+    workloads = _workloads(source, hw, sorted(profiles) + sorted(extra))
+    return source.host.topology, workloads, source
+
+
+def _workloads(source, hw, names):
+    """[Workload] of ``names``: each profile as its counters show alone.
+
+    A profile too wide to land on one node is no trial subject.
+    """
     workloads = []
-    for name in sorted(profiles) + sorted(extra):
+    for name in names:
         prof = source.profiles[name]
         if prof.vcpus > source.host.model.cores.max() * max(
                 1, hw.threads_per_core):
-            continue        # cannot land on one node: not a trial subject
+            continue
         mpki, mf, ipc, util = measured_profile(source.host, prof,
                                                with_util=True)
         small = small_llc_mf(source.host, prof, features.SMALL_LLC_FRACTION)
@@ -376,13 +391,34 @@ def training_source(scenario, libraries=(), synthetic=0, synthetic_seed=0):
             memory_mib=int(prof.memory_mib), source='sim', cpu_util=util,
             latency=prof.metric == 'latency',
             mf_small_llc=min(1.0, max(0.0, small)))))
-    return source.host.topology, workloads, source
+    return workloads
+
+
+def held_out_dataset(scenario, profiles, samples=5, seed=0):
+    """Rows of ``profiles`` landing beside a scenario's workloads.
+
+    ``profiles`` ({name: WorkloadProfile}) are subjects only, ``samples``
+    landings each on one node of the scenario's hardware beside 0-3 of
+    its own workloads (as the training rows land), for scoring a model on
+    profiles it never saw (``bench/placement.py``). Figures are
+    simulated.
+    """
+    scen = (scenario if isinstance(scenario, scenario_mod.Scenario)
+            else scenario_mod.load(scenario))
+    _, hw = main_hardware(scen)
+    source = SimulatorPerformance(hw, dict(scen.profiles, **profiles))
+    named = _workloads(source, hw, sorted(scen.profiles))
+    subjects = _workloads(source, hw, sorted(profiles))
+    return datasets.interference_dataset(
+        source, source.host.topology, named, samples_per_workload=0,
+        seed=seed, label='sim:%s held out' % scen.name, extra=subjects,
+        extra_samples=samples)
 
 
 def sim_dataset(scenario, samples_per_workload=train.DEFAULT_SAMPLES, seed=0,
                 libraries=(), synthetic=train.DEFAULT_SYNTHETIC,
                 synthetic_samples=train.DEFAULT_SYNTHETIC_SAMPLES,
-                copies_samples=0):
+                copies_samples=0, synthetic_ranges=None):
     """(Dataset, (topology, workloads, source)) from a simulator scenario.
 
     ``scenario``: a shipped name, a YAML path or a loaded Scenario.
@@ -404,7 +440,8 @@ def sim_dataset(scenario, samples_per_workload=train.DEFAULT_SAMPLES, seed=0,
     if libraries:
         kwargs['libraries'] = libraries
     if synthetic:
-        kwargs.update(synthetic=synthetic, synthetic_seed=seed)
+        kwargs.update(synthetic=synthetic, synthetic_seed=seed,
+                      synthetic_ranges=synthetic_ranges)
     topology, workloads, source = training_source(scenario, **kwargs)
     extra_names = getattr(source, 'synthetic', frozenset())
     named = [w for w in workloads if w.name not in extra_names]
@@ -431,7 +468,7 @@ def train_from_sim(scenario, estimators=train.DEFAULT_ESTIMATORS,
                    cross_validate=True, libraries=(),
                    synthetic=train.DEFAULT_SYNTHETIC,
                    synthetic_samples=train.DEFAULT_SYNTHETIC_SAMPLES,
-                   copies_samples=0):
+                   copies_samples=0, synthetic_ranges=None):
     """(ModelBundle, report) trained from a simulator scenario.
 
     The quickest way to a model for a scenario (the demo, the
@@ -444,7 +481,8 @@ def train_from_sim(scenario, estimators=train.DEFAULT_ESTIMATORS,
     data, parts = sim_dataset(scenario, samples_per_workload, seed,
                               libraries=libraries, synthetic=synthetic,
                               synthetic_samples=synthetic_samples,
-                              copies_samples=copies_samples)
+                              copies_samples=copies_samples,
+                              synthetic_ranges=synthetic_ranges)
     bundle, report = train.train_bundle(data, parts, estimators=estimators,
                                         pv_estimators=pv_estimators,
                                         cross_validate=cross_validate)

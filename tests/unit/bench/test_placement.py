@@ -37,3 +37,23 @@ class TestHistoryError(testtools.TestCase):
         np.testing.assert_array_equal(X, seen['X'])
         np.testing.assert_array_equal(X[:, :small], scored[:, :small])
         self.assertEqual(['a', 'b'], seen['evaluate'])
+
+
+class TestOutOfRangeFamilies(testtools.TestCase):
+
+    def test_every_family_is_outside_the_training_ranges(self):
+        # Widening the shipped ranges over a family would make its row an
+        # in-range error still labelled out of range.
+        from contention.sim import training
+        for name, ranges, _ in placement.OUT_OF_RANGE_FAMILIES:
+            self.assertTrue(placement.outside(
+                ranges, training.SYNTHETIC_RANGES), name)
+
+    def test_outside_and_covering(self):
+        training = {'a': (1.0, 2.0), 'b': (0.0, 1.0)}
+        self.assertEqual(['a'], placement.outside(
+            {'a': (3.0, 4.0), 'b': (0.5, 2.0)}, training))
+        self.assertEqual([], placement.outside({'a': (1.5, 4.0)}, training))
+        wide = placement.covering(training, [('x', {'a': (3.0, 4.0)}, 0.0),
+                                             ('y', {'b': (-1.0, 0.5)}, 0.0)])
+        self.assertEqual({'a': (1.0, 4.0), 'b': (-1.0, 1.0)}, wide)
