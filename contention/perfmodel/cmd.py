@@ -63,6 +63,15 @@ def _add_source(parser, required=True):
                              'about the scenario\'s own workloads')
 
 
+def _add_forest(parser):
+    """The training options ``train`` and ``retrain`` share."""
+    parser.add_argument('--estimators', type=int,
+                        default=train_mod.DEFAULT_ESTIMATORS,
+                        help='trees of the interference forest')
+    parser.add_argument('--min-samples', type=int, default=3,
+                        help='drop store workloads with fewer samples')
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog='contention-train',
@@ -86,14 +95,10 @@ def build_parser():
                             'socket mixes with ([watcher_strategies.'
                             'numa_aware_swap] mix_model; 0 = none; '
                             'default %(default)s)')
-    train.add_argument('--estimators', type=int,
-                       default=train_mod.DEFAULT_ESTIMATORS,
-                       help='trees of the interference forest')
+    _add_forest(train)
     train.add_argument('--pv-estimators', type=int,
                        default=train_mod.DEFAULT_PV_ESTIMATORS,
                        help='trees of the placement-vector forest')
-    train.add_argument('--min-samples', type=int, default=3,
-                       help='drop store workloads with fewer samples')
     train.add_argument('--json', action='store_true',
                        help='print the cross-validation result as JSON')
     ev = sub.add_parser('evaluate', help='error of a model on a data set')
@@ -117,11 +122,7 @@ def build_parser():
     ret.add_argument('--since', type=float, default=None,
                      help='train on store history newer than this many '
                           'seconds only (default: all the store keeps)')
-    ret.add_argument('--estimators', type=int,
-                     default=train_mod.DEFAULT_ESTIMATORS,
-                     help='trees of the interference forest')
-    ret.add_argument('--min-samples', type=int, default=3,
-                     help='drop store workloads with fewer samples')
+    _add_forest(ret)
     ret.add_argument('--json', action='store_true',
                      help='print the run\'s record as JSON')
     hist = sub.add_parser('history', help='the retraining runs of a model '
