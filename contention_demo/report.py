@@ -156,11 +156,10 @@ def format_report(result):
         where_b = ('%s/%s' % (v['host_before'], v['socket_before'])
                    if v['host_before'] else '-')
         where_a = '%s/%s' % (v['host_after'], v['socket_after'])
-        moved = ' *' if where_b != where_a else ''
         lines.append('  %-22s %-10s %-17s %-17s %6s -> %-6s%s' % (
             v['name'][:22], v['profile'][:10], where_b, where_a,
             _fmt(v['perf_before'], '.3f'), _fmt(v['perf_after'], '.3f'),
-            moved))
+            ' *' if moved(v) else ''))
     lines += ['  (* moved by the plan; perf = normalised performance, '
               '1 = running alone)', '',
               'totals [%s]' % LABEL,
@@ -175,44 +174,106 @@ def format_report(result):
     return '\n'.join(lines) + '\n'
 
 
+def moved(vm):
+    """Whether the plan moved ``vm`` (host or socket)."""
+    return ((vm['host_before'], vm['socket_before'])
+            != (vm['host_after'], vm['socket_after']))
+
+
+def vm_layout(vms, gap=1.0):
+    """Bar positions of the VMs grouped by where the plan left them.
+
+    ([(x, vm)], [(first x, last x, host)]): VMs ordered by host, socket
+    and name after the plan, ``gap`` between hosts, so a host's VMs stand
+    together and the spans label them.
+    """
+    order = sorted(vms, key=lambda v: (v['host_after'], v['socket_after']
+                                       if v['socket_after'] is not None
+                                       else -1, v['name']))
+    placed, spans = [], []
+    x = 0.0
+    for vm in order:
+        if spans and spans[-1][2] != vm['host_after']:
+            x += gap
+        if not spans or spans[-1][2] != vm['host_after']:
+            spans.append([x, x, vm['host_after']])
+        spans[-1][1] = x
+        placed.append((x, vm))
+        x += 1.0
+    return placed, [tuple(span) for span in spans]
+
+
 def plot(result, path):
     """Write the before/after PNG; returns ``path``.
 
-    Needs matplotlib (the ``plot`` extra).
+    Needs matplotlib (the ``plot`` extra). The lower panel groups the VMs
+    by the host the plan left them on, marks those it moved, and draws
+    the line a VM would reach running alone (1.0).
     """
     import matplotlib
     matplotlib.use('Agg')
+    from matplotlib import patches
     from matplotlib import pyplot
 
-    fig, (ax1, ax2) = pyplot.subplots(2, 1, figsize=(11, 8))
+    fig, (ax1, ax2) = pyplot.subplots(2, 1, figsize=(12, 8.5),
+                                      gridspec_kw=dict(height_ratios=(2, 3)))
+    before, after = 'tab:blue', 'tab:orange'
     sockets = result['sockets']
-    labels = ['%s/s%s' % (s['host'], s['socket']) for s in sockets]
+    totals = result['totals']
     x = range(len(sockets))
     w = 0.4
     ax1.bar([i - w / 2 for i in x], [s['misses_before'] / 1e6
-                                     for s in sockets], w, label='before')
+                                     for s in sockets], w, color=before)
     ax1.bar([i + w / 2 for i in x], [s['misses_after'] / 1e6
-                                     for s in sockets], w, label='after')
+                                     for s in sockets], w, color=after)
     ax1.set_xticks(list(x))
-    ax1.set_xticklabels(labels, rotation=45, ha='right', fontsize=8)
+    ax1.set_xticklabels(['%s\ns%s' % (s['host'], s['socket'])
+                         for s in sockets], fontsize=8)
     ax1.set_ylabel('LLC misses (M/s)')
-    ax1.set_title('Per-socket LLC misses (%s)' % LABEL)
-    ax1.legend()
-    vms = result['vms']
-    x = range(len(vms))
-    ax2.bar([i - w / 2 for i in x], [v['perf_before'] or 0 for v in vms],
-            w, label='before')
-    ax2.bar([i + w / 2 for i in x], [v['perf_after'] or 0 for v in vms],
-            w, label='after')
-    ax2.set_xticks(list(x))
-    ax2.set_xticklabels([v['name'] for v in vms], rotation=90, fontsize=6)
-    ax2.set_ylabel('normalised performance')
-    ax2.set_ylim(0, 1.05)
-    ax2.set_title('Per-VM normalised performance (%s)' % LABEL)
-    ax2.legend()
+    ax1.set_title('Per-socket LLC misses, spread (CV) %.2f -> %.2f; a '
+                  'socket\'s misses per second rise where its VMs run '
+                  'faster (%s)' % (totals['socket_spread_before'],
+                                   totals['socket_spread_after'], LABEL),
+                  fontsize=10)
+    placed, spans = vm_layout(result['vms'])
+    xs = [px for px, _ in placed]
+    vms = [vm for _, vm in placed]
+    ax2.bar([px - w / 2 for px in xs], [v['perf_before'] or 0 for v in vms],
+            w, color=before)
+    ax2.bar([px + w / 2 for px in xs], [v['perf_after'] or 0 for v in vms],
+            w, color=after, hatch=None)
+    for px, vm in placed:
+        if moved(vm):
+            ax2.bar(px + w / 2, vm['perf_after'] or 0, w, color=after,
+                    hatch='///', edgecolor='black', linewidth=0.5)
+    ax2.axhline(1.0, color='grey', linestyle='--', linewidth=1)
+    ax2.set_xticks(xs)
+    ax2.set_xticklabels(['%s%s' % (v['name'], '*' if moved(v) else '')
+                         for v in vms], rotation=90, fontsize=7)
+    for first, last, host in spans:
+        ax2.text((first + last) / 2, 1.09, host, ha='center', fontsize=8)
+        ax2.axvspan(first - 0.5, last + 0.5, ymin=0, ymax=1,
+                    color='grey', alpha=0.06, linewidth=0)
+    ax2.set_ylabel('normalised performance (1 = alone)')
+    ax2.set_ylim(0, 1.15)
+    ax2.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax2.set_title('Per-VM performance, grouped by host after the plan; '
+                  'mean %.3f -> %.3f, minimum %.3f -> %.3f (%s)'
+                  % (totals['perf_mean_before'], totals['perf_mean_after'],
+                     totals['perf_min_before'], totals['perf_min_after'],
+                     LABEL), fontsize=10)
+    handles = [
+        patches.Patch(color=before, label='before the plan'),
+        patches.Patch(color=after, label='after the plan'),
+        patches.Patch(facecolor=after, hatch='///', edgecolor='black',
+                      label='moved by the plan (*: host or socket)'),
+        matplotlib.lines.Line2D([], [], color='grey', linestyle='--',
+                                label='running alone')]
+    fig.legend(handles=handles, loc='upper center', ncol=4,
+               bbox_to_anchor=(0.5, 0.955), frameon=False, fontsize=9)
     fig.suptitle('%s, seed %s: before and after the Watcher plan '
                  '(SIMULATED)' % (result['scenario'], result['seed']))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
     fig.savefig(path, dpi=100)
     pyplot.close(fig)
     return path

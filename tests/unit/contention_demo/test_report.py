@@ -76,3 +76,21 @@ class TestFormat(testtools.TestCase):
         self.assertEqual(path, report.plot(result(), path))
         with open(path, 'rb') as f:
             self.assertEqual(b'\x89PNG', f.read(4))
+
+
+class TestVmLayout(testtools.TestCase):
+
+    def test_grouped_by_host_after_the_plan_with_a_gap(self):
+        vms = result()['vms'] + [dict(result()['vms'][1], name='vm-0',
+                                      host_after='node-1', socket_after=0)]
+        placed, spans = report.vm_layout(vms, gap=1.0)
+        self.assertEqual([(0.0, 'vm-2'), (2.0, 'vm-0'), (3.0, 'vm-1')],
+                         [(x, vm['name']) for x, vm in placed])
+        self.assertEqual([(0.0, 0.0, 'node-0'), (2.0, 3.0, 'node-1')],
+                         spans)
+
+    def test_moved_is_host_or_socket(self):
+        vm, still = result()['vms']
+        self.assertTrue(report.moved(vm))
+        self.assertFalse(report.moved(still))
+        self.assertTrue(report.moved(dict(still, socket_after=1)))
