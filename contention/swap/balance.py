@@ -72,15 +72,13 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
         if legs is None:
             reasons['no_capacity'] += 1
             continue
-        if feasibility.oversubscribes(state, legs):
-            reasons['cpu_oversubscribed'] += 1
-            continue
         # Ahn et al. balance misses whoever suffers from them; Merlin
         # (section 3.4) takes a move only if it helps more than it hurts.
         # A move must lower the predicted contention by more than it costs
-        # (and by a margin: _worth_it).
-        if not feasibility.worth_it(state, legs, cost, params):
-            reasons['no_predicted_gain'] += 1
+        # (and by a margin), without oversubscribing a CPU.
+        why_not, _ = feasibility.assess(state, legs, cost, params)
+        if why_not is not None:
+            reasons[why_not] += 1
             continue
         feasible.append((cand, legs))
     return feasible

@@ -5,7 +5,7 @@ have the free vCPUs, RAM and disk in the order the legs run (with both
 instances on the first destination in between), an instance with a NUMA
 topology must fit one NUMA cell there, and no host or socket may end with
 more vCPUs than CPUs where it had not. And it must pay: its predicted
-drop of contention must exceed its cost by a margin (:func:`worth_it`),
+drop of contention must exceed its cost by a margin (:func:`assess`),
 and, with a model, the model must predict the sockets it touches to
 perform better (:func:`mix_gain`). Every function leaves the state as it
 found it.
@@ -108,50 +108,63 @@ def cpu_pressure(state, host_name, socket):
     return over_host, over_socket
 
 
-def oversubscribes(state, legs):
-    """Whether the move leaves more vCPUs than CPUs where there were not.
+def _oversubscribed(state, before):
+    """Whether a place of ``before`` ({place: CPU pressure}) got worse."""
+    for place, (host_before, socket_before) in before.items():
+        host_after, socket_after = cpu_pressure(state, *place)
+        if (host_after > max(0.0, host_before)
+                or socket_after > max(0.0, socket_before)):
+            return True
+    return False
 
-    Allocation ratios let Nova put more vCPUs on a host than it has CPUs,
-    and the capacity checks allow that, but the vCPUs then share CPU time:
-    every instance there slows down (Merlin's CPU sensitivity, section
-    3.1), which no LLC balance repays. Ahn et al.'s swaps keep each host's
-    instance count; a one-way move, or a swap of unequal instances, must
-    not push a host or a socket past its CPUs, or further past them.
+
+def assess(state, legs, cost, params):
+    """(why not, predicted gain) of running ``legs``; why not is None if ok.
+
+    Both rules a candidate move must pass, on one application of its legs
+    (a balancing step tries thousands of candidates at 1,000 hosts):
+
+    * ``cpu_oversubscribed``: the move leaves more vCPUs than CPUs where
+      there were not. Allocation ratios let Nova put more vCPUs on a host
+      than it has CPUs, and the capacity checks allow that, but the vCPUs
+      then share CPU time: every instance there slows down (Merlin's CPU
+      sensitivity, section 3.1), which no LLC balance repays. Ahn et al.'s
+      swaps keep each host's instance count; a one-way move, or a swap of
+      unequal instances, must not push a host or a socket past its CPUs,
+      or further past them.
+    * ``no_predicted_gain``: the drop of :func:`measure.pressure` over the
+      sockets the legs leave and reach must exceed the move's cost plus
+      ``min_predicted_gain`` of the predicted contention there. The
+      margin is for the estimate's error: it is computed from counters
+      measured in the current mix, and a cache-sensitive instance's
+      Memory Factor is low while its cache is its own and high beside a
+      heavy co-runner (Merlin section 3.4, its Figure 3 transitions), so
+      a small predicted drop is within what the next measurement may
+      contradict. With a placement model, the model check must predict a
+      gain too (:func:`mix_gain`).
+
+    The legs are undone before returning.
     """
     places = {(leg.dest_host if isinstance(leg, cluster.Migrate)
                else leg.host, leg.dest_socket) for leg in legs}
-    before = {place: cpu_pressure(state, *place) for place in places}
-    originals = [state.inst[leg.instance] for leg in legs]
-    for leg in legs:
-        state.apply(leg)
-    try:
-        for place, (host_before, socket_before) in before.items():
-            host_after, socket_after = cpu_pressure(state, *place)
-            if (host_after > max(0.0, host_before)
-                    or socket_after > max(0.0, socket_before)):
-                return True
-        return False
-    finally:
-        for inst in reversed(originals):
-            state.restore(inst)
-
-
-def pressure_gain(state, legs):
-    """Predicted contention removed by running ``legs`` (may be < 0).
-
-    :func:`measure.pressure` over the sockets the legs leave and reach, before and
-    after, on the state's indexes (the legs are undone before returning).
-    """
+    cpus = {place: cpu_pressure(state, *place) for place in places}
     keys = touched(state, legs)
     before = state.pressure(keys)
     originals = [state.inst[leg.instance] for leg in legs]
     for leg in legs:
         state.apply(leg)
     try:
-        return before - state.pressure(keys)
+        if _oversubscribed(state, cpus):
+            return 'cpu_oversubscribed', None
+        gain = before - state.pressure(keys)
     finally:
         for inst in reversed(originals):
             state.restore(inst)
+    if gain - cost <= params.min_predicted_gain * before:
+        return 'no_predicted_gain', gain
+    if state.mix_values is not None and mix_gain(state, legs) <= 0:
+        return 'no_predicted_gain', gain
+    return None, gain
 
 
 def make_leg(inst, host, socket):
@@ -197,25 +210,6 @@ def touched(state, legs):
         keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
                   else leg.host, leg.dest_socket))
     return keys
-
-
-def worth_it(state, legs, cost, params):
-    """Whether ``legs`` lower the predicted contention enough to be run.
-
-    The drop (:func:`pressure_gain`) must exceed the move's cost plus
-    ``min_predicted_gain`` of the predicted contention on the sockets it
-    touches. The margin is for the estimate's error: it is computed from
-    counters measured in the current mix, and a cache-sensitive
-    instance's Memory Factor is low while its cache is its own and high
-    beside a heavy co-runner (Merlin section 3.4, its Figure 3
-    transitions), so a small predicted drop is within what the next
-    measurement may contradict.
-    """
-    gain = pressure_gain(state, legs)
-    if gain - cost <= params.min_predicted_gain * state.pressure(
-            touched(state, legs)):
-        return False
-    return state.mix_values is None or mix_gain(state, legs) > 0
 
 
 def mixes_of(state, keys):

@@ -35,7 +35,7 @@ def phase(state, params):
     :data:`CONTENTION_UNITS` units with the highest predicted contention
     (:func:`measure.pressure`) and one of the units with the lowest is priced,
     and the one whose drop of predicted contention most exceeds its cost
-    is run, if it clears :func:`feasibility.worth_it`. Capacity, CPU
+    is run, if it clears :func:`feasibility.assess`. Capacity, CPU
     oversubscription, cool-down and same-image rules are those of the
     global phase. Returns ``(actions, skipped)``, the actions applied to
     ``state``; the skips are the balancing's to report.
@@ -73,11 +73,13 @@ def phase(state, params):
                             (out, back), params.migration_cost_per_gib)
                         legs = feasibility.plan_legs(state, arbitration.Candidate(
                             out, back, 0.0, cost), src, dst, exact)
-                        if legs is None or feasibility.oversubscribes(state, legs):
+                        if legs is None:
                             continue
-                        if not feasibility.worth_it(state, legs, cost, params):
+                        why_not, gain = feasibility.assess(state, legs, cost,
+                                                           params)
+                        if why_not is not None:
                             continue
-                        net = feasibility.pressure_gain(state, legs) - cost
+                        net = gain - cost
                         if best is None or net > best[0]:
                             best = (net, legs)
         if best is None:

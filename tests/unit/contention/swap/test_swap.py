@@ -350,7 +350,8 @@ class TestCpuOversubscription(testtools.TestCase):
         view = self._full_hosts()
         state = swap.State(view, swap.HOST)
         leg = cluster.Migrate('h0', 'hot', 'cold', 0)
-        self.assertTrue(feasibility.oversubscribes(state, (leg,)))
+        self.assertEqual(('cpu_oversubscribed', None),
+                         feasibility.assess(state, (leg,), 0.0, self.PARAMS))
         # The trial move is undone.
         self.assertEqual('hot', state.inst['h0'].host)
         self.assertEqual(4.0, state.used['cold'][0])
@@ -370,7 +371,9 @@ class TestCpuOversubscription(testtools.TestCase):
         view = v.view(view.hosts, idle)
         state = swap.State(view, swap.HOST)
         leg = cluster.Migrate('h0', 'hot', 'cold', 1)
-        self.assertFalse(feasibility.oversubscribes(state, (leg,)))
+        why_not, gain = feasibility.assess(state, (leg,), 0.0, self.PARAMS)
+        self.assertNotEqual('cpu_oversubscribed', why_not)
+        self.assertGreater(gain, 0)
 
 
 class TestSensitivityCost(testtools.TestCase):
