@@ -18,6 +18,7 @@ node of the host the instance had left.
 
 import collections
 import dataclasses
+import math
 
 from contention import classify
 from contention import cluster
@@ -146,11 +147,15 @@ class State:
         co-runners' misses hurt less where there is more cache and memory
         bandwidth to share).
         """
-        total = 0.0
+        # fsum: the sum may not depend on the order of a set of keys
+        # (string hashing differs between processes), or equal
+        # candidates would tie differently in two runs of one audit.
+        terms = []
         for key in set(keys):
             load, sens, both = self.sock_stats.get(key, (0.0, 0.0, 0.0))
-            total += (load * sens - both) * self.socket_weight.get(key, 1.0)
-        return total
+            terms.append((load * sens - both)
+                         * self.socket_weight.get(key, 1.0))
+        return math.fsum(terms)
 
     def remote_misses(self, keys):
         """LLC misses/s that reach another socket's memory, on ``keys``.
@@ -161,7 +166,7 @@ class State:
         unknown). What NUMA repair removes (:mod:`.repair`); the pressure
         estimate does not see it.
         """
-        total = 0.0
+        terms = []
         for host, socket in set(keys):
             for inst in self.on_host[host].values():
                 if inst.socket != socket or inst.socket is None:
@@ -170,9 +175,9 @@ class State:
                 if mem is None or mem == inst.socket:
                     continue
                 ratio = inst.remote_memory_ratio
-                total += measure.misses(inst) * (
-                    1.0 if ratio is None else min(1.0, max(0.0, ratio)))
-        return total
+                terms.append(measure.misses(inst) * (
+                    1.0 if ratio is None else min(1.0, max(0.0, ratio))))
+        return math.fsum(terms)
 
     def co_load(self, inst):
         """:func:`measure.co_load` of ``inst`` now."""
