@@ -8,6 +8,7 @@ strategies with what operators can run today, not with a re-implementation.
 """
 
 import logging
+import random
 
 from watcher.decision_engine.strategy.strategies import noisy_neighbor
 from watcher.decision_engine.strategy.strategies import workload_balance
@@ -31,6 +32,12 @@ class WatcherStrategyPolicy(policy.Policy):
         self.parameters = dict(self.default_parameters, **parameters)
 
     def rebalance(self, view, rng):
+        # Watcher's strategies draw from Python's global random
+        # (workload_stabilization's default host_choice 'retry' samples
+        # hosts): seeded from the run's generator, a run is the same in
+        # every process, and the caller's random state is left alone.
+        saved = random.getstate()
+        random.seed(None if rng is None else int(rng.integers(2 ** 32)))
         try:
             solution = simulated.run_strategy(self.strategy_cls, view,
                                               self.parameters)
@@ -40,6 +47,8 @@ class WatcherStrategyPolicy(policy.Policy):
             LOG.warning('Watcher strategy %s failed: %s', self.name, exc)
             return cluster.Plan(reason='%s failed: %s: %s'
                                 % (self.name, type(exc).__name__, exc))
+        finally:
+            random.setstate(saved)
         return simulated.plan_from_solution(solution, view)
 
 

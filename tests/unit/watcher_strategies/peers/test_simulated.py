@@ -2,6 +2,10 @@
 
 import watcher.tests.unit  # noqa: F401  (must precede other watcher imports)
 
+import random
+from unittest import mock
+
+import numpy as np
 from oslotest import base
 from watcher.decision_engine.strategy.strategies import noisy_neighbor
 from watcher.decision_engine.strategy.strategies import workload_balance
@@ -11,6 +15,7 @@ from watcher.decision_engine.strategy.strategies import \
 from contention import cluster
 from contention import swap
 from watcher_strategies.peers import datasource as simulated
+from watcher_strategies.peers import policies as peer_policies
 
 
 def _view(busy_util=0.95):
@@ -119,8 +124,6 @@ class TestPeerPolicies(base.BaseTestCase):
         self.assertTrue(plan.actions)
 
     def test_failing_strategy_becomes_an_empty_plan_with_reason(self):
-        from watcher_strategies.peers import policies as peer_policies
-
         class Broken(peer_policies.WatcherStrategyPolicy):
             name = 'broken'
             strategy_cls = object  # no get_schema: fails inside Watcher
@@ -128,3 +131,22 @@ class TestPeerPolicies(base.BaseTestCase):
         plan = Broken().rebalance(_view(), rng=None)
         self.assertEqual((), plan.actions)
         self.assertIn('broken failed', plan.reason)
+
+    def test_a_run_seeds_watchers_random_and_restores_it(self):
+        # workload_stabilization samples hosts from Python's global
+        # random; the run's generator seeds it, so two runs agree.
+        drawn = []
+        real = simulated.run_strategy
+
+        def run_strategy(*args, **kwargs):
+            drawn.append(random.random())
+            return real(*args, **kwargs)
+        random.seed(42)
+        before = random.getstate()
+        policy = peer_policies.WorkloadStabilizationPolicy()
+        with mock.patch.object(simulated, 'run_strategy', run_strategy):
+            first = policy.rebalance(_view(), np.random.default_rng(7))
+            second = policy.rebalance(_view(), np.random.default_rng(7))
+        self.assertEqual(drawn[0], drawn[1])
+        self.assertEqual(first.actions, second.actions)
+        self.assertEqual(before, random.getstate())
