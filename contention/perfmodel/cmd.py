@@ -250,11 +250,11 @@ def _in_service(path):
         return None, str(exc)
 
 
-def retrain(args, out, now=None):
+def retrain(args, out):
     from contention import store as api
-    now = time.time() if now is None else now
+    now = time.time()
     history = args.history or drift.history_path(args.model)
-    previous, _why = _in_service(args.model)
+    previous, why = _in_service(args.model)
     trained_at = previous.summary.get('trained_at') if previous else None
     store = api.open_store(args.from_store)
     try:
@@ -292,7 +292,7 @@ def retrain(args, out, now=None):
         return 0
     if record.live_mae is None:
         out.write('no telemetry scored since the model in service was '
-                  'trained (%s)\n' % (_why or 'no stored samples since'))
+                  'trained (%s)\n' % (why or 'no stored samples since'))
     else:
         out.write('model in service: MAE %.4f on %d samples stored since '
                   'it was trained (%s at training%s); abstained on %d\n'
