@@ -15,6 +15,9 @@ Every action:
 * keeps the target inside the configured shared CPU set;
 * validates each argument and raises :class:`ActionError` naming it;
 * is idempotent: asking for the current state changes nothing and says so.
+
+:class:`LocalActions` applies them through libvirt; :class:`EmulatedActions`
+to the host a ``sim`` or ``emulated`` source plays, with the same checks.
 """
 
 import uuid as uuid_mod
@@ -23,6 +26,7 @@ import libvirt
 
 from compute_agent import domain_xml
 from compute_agent import libvirt_connection
+from contention import cluster
 from contention import topology_parse
 
 
@@ -72,6 +76,73 @@ def _clip(text, limit=80):
 
 def _format(cpus):
     return ','.join(str(c) for c in sorted(cpus))
+
+
+def allowed_cpus(topology, online, shared, dedicated):
+    """CPUs a target may use: the shared set, online, known to the host.
+
+    Without a configured shared set, every CPU of the topology outside
+    the dedicated set.
+    """
+    if shared is not None:
+        allowed = shared
+    else:
+        allowed = frozenset(c.id for c in topology.cpus)
+        if dedicated is not None:
+            allowed = allowed - dedicated
+    return allowed & online
+
+
+def target_cpus(host, topology, allowed, node, cpus):
+    """The CPUs a re-pin to ``node`` or ``cpus`` means, checked.
+
+    :raises ActionError: naming the argument that cannot be honoured.
+    """
+    if (node is None) == (cpus is None):
+        raise ActionError('give exactly one of node and cpus')
+    if node is not None:
+        if isinstance(node, bool) or not isinstance(node, int):
+            raise ActionError('node: expected a NUMA node number, got %s'
+                              % _clip(repr(node)))
+        if node not in topology.node_ids:
+            raise ActionError('node: host %s has no NUMA node %d (it has '
+                              '%s)' % (host, node, list(topology.node_ids)))
+        target = frozenset(topology.node(node).cpus) & allowed
+        if not target:
+            raise ActionError('node: NUMA node %d has no CPU in the '
+                              'shared, online CPU set %s'
+                              % (node, _format(allowed)))
+        return target
+    target = _cpu_list(cpus, 'cpus', max(c.id for c in topology.cpus) + 1)
+    if not target:
+        raise ActionError('cpus: empty CPU set')
+    unknown = [c for c in target if not topology.has_cpu(c)]
+    if unknown:
+        raise ActionError('cpus: host %s has no CPU %s'
+                          % (host, _format(unknown)))
+    outside = target - allowed
+    if outside:
+        raise ActionError('cpus: CPU(s) %s are outside the shared, '
+                          'online CPU set %s'
+                          % (_format(outside), _format(allowed)))
+    return target
+
+
+def check_move_memory(move_memory):
+    if not isinstance(move_memory, bool):
+        raise ActionError('move_memory: expected true or false, got %r'
+                          % (move_memory,))
+    return move_memory
+
+
+def check_quota(quota_us):
+    """``quota_us`` if it is -1 (no cap) or a CFS quota libvirt accepts."""
+    if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
+            or not (quota_us == -1 or 1000 <= quota_us <= MAX_QUOTA_US)):
+        raise ActionError('quota_us: expected -1 (no cap) or an integer '
+                          'from 1000 to %d microseconds, got %s'
+                          % (MAX_QUOTA_US, _clip(repr(quota_us))))
+    return quota_us
 
 
 class LocalActions(object):
@@ -155,53 +226,6 @@ class LocalActions(object):
                               'after its first collection' % self.host)
         return topology
 
-    def _allowed(self, topology, online):
-        """CPUs a target may use: the shared set, online, known to libvirt.
-
-        Without a configured shared set, every CPU of the topology outside
-        the dedicated set.
-        """
-        if self._shared is not None:
-            allowed = self._shared
-        else:
-            allowed = frozenset(c.id for c in topology.cpus)
-            if self._dedicated is not None:
-                allowed = allowed - self._dedicated
-        return allowed & online
-
-    def _target_cpus(self, topology, online, node, cpus):
-        if (node is None) == (cpus is None):
-            raise ActionError('give exactly one of node and cpus')
-        allowed = self._allowed(topology, online)
-        if node is not None:
-            if isinstance(node, bool) or not isinstance(node, int):
-                raise ActionError('node: expected a NUMA node number, got %s'
-                                  % _clip(repr(node)))
-            if node not in topology.node_ids:
-                raise ActionError('node: host %s has no NUMA node %d (it has '
-                                  '%s)' % (self.host, node,
-                                           list(topology.node_ids)))
-            target = frozenset(topology.node(node).cpus) & allowed
-            if not target:
-                raise ActionError('node: NUMA node %d has no CPU in the '
-                                  'shared, online CPU set %s'
-                                  % (node, _format(allowed)))
-            return target
-        target = _cpu_list(cpus, 'cpus',
-                           max(c.id for c in topology.cpus) + 1)
-        if not target:
-            raise ActionError('cpus: empty CPU set')
-        unknown = [c for c in target if not topology.has_cpu(c)]
-        if unknown:
-            raise ActionError('cpus: host %s has no CPU %s'
-                              % (self.host, _format(unknown)))
-        outside = target - allowed
-        if outside:
-            raise ActionError('cpus: CPU(s) %s are outside the shared, '
-                              'online CPU set %s'
-                              % (_format(outside), _format(allowed)))
-        return target
-
     def repin_instance(self, instance_uuid, node=None, cpus=None,
                        move_memory=False):
         """Move all vCPUs of the instance to a node's shared CPUs or ``cpus``.
@@ -210,15 +234,15 @@ class LocalActions(object):
         CPUs (numatune nodeset). Returns what now holds.
         """
         instance_uuid = _check_uuid(instance_uuid)
-        if not isinstance(move_memory, bool):
-            raise ActionError('move_memory: expected true or false, got %r'
-                              % (move_memory,))
+        check_move_memory(move_memory)
         topology = self._current_topology()
 
         def repin(conn, dom, info):
             maplen, online_map, _ = conn.getCPUMap()
             online = frozenset(i for i, on in enumerate(online_map) if on)
-            target = self._target_cpus(topology, online, node, cpus)
+            allowed = allowed_cpus(topology, online, self._shared,
+                                   self._dedicated)
+            target = target_cpus(self.host, topology, allowed, node, cpus)
             cpumap = tuple(i in target for i in range(maplen))
             nodes = sorted({topology.node_of_cpu(c) for c in target})
             changed = False
@@ -281,11 +305,7 @@ class LocalActions(object):
         ``quota_us = -1`` lifts the cap. Returns what now holds.
         """
         instance_uuid = _check_uuid(instance_uuid)
-        if (isinstance(quota_us, bool) or not isinstance(quota_us, int)
-                or not (quota_us == -1 or 1000 <= quota_us <= MAX_QUOTA_US)):
-            raise ActionError('quota_us: expected -1 (no cap) or an integer '
-                              'from 1000 to %d microseconds, got %s'
-                              % (MAX_QUOTA_US, _clip(repr(quota_us))))
+        check_quota(quota_us)
         flags = libvirt.VIR_DOMAIN_AFFECT_LIVE
 
         def set_quota(conn, dom, info):
@@ -300,3 +320,72 @@ class LocalActions(object):
 
         return self._with_domain(instance_uuid, 'set the CPU quota of',
                                  set_quota)
+
+
+class EmulatedActions(object):
+    """The same local actions on a host a counter source emulates.
+
+    With ``[agent] sources`` ``sim`` or ``emulated`` there is no hypervisor
+    to re-pin on: the source *is* the host (a simulator playing its
+    instances), so a re-pin or a CPU cap changes the emulated placement,
+    and the next reports show it, as they would on a real host. The
+    arguments are checked exactly as :class:`LocalActions` checks them.
+
+    The emulated host places vCPUs by socket, as the simulator does: a
+    re-pin to a node or to CPUs moves the instance to the socket of those
+    CPUs, spread over the nodes its flavor takes there (exact on hosts
+    with one node per socket). The answer says where it now runs.
+
+    :param source: the emulating source (``source.emulates_host``).
+    :param topology: callable returning the current HostTopology.
+    """
+
+    def __init__(self, host, source, topology, shared_cpus=None,
+                 dedicated_cpus=None, cpu_period_us=100000):
+        self.host = host
+        self._source = source
+        self._topology = topology
+        self._shared = shared_cpus
+        self._dedicated = dedicated_cpus
+        self._period = cpu_period_us
+
+    def _act(self, action):
+        try:
+            return self._source.act(action)
+        except ValueError as exc:
+            raise ActionError(str(exc)) from None
+
+    def repin_instance(self, instance_uuid, node=None, cpus=None,
+                       move_memory=False):
+        instance_uuid = _check_uuid(instance_uuid)
+        check_move_memory(move_memory)
+        topology = self._topology()
+        if topology is None:
+            raise ActionError('host %s: the emulated host has not been '
+                              'read yet; retry after the agent\'s first '
+                              'collection' % self.host)
+        online = frozenset(c.id for c in topology.cpus)
+        allowed = allowed_cpus(topology, online, self._shared,
+                               self._dedicated)
+        target = target_cpus(self.host, topology, allowed, node, cpus)
+        socket = topology.node(topology.node_of_cpu(min(target))).socket
+        held = self._act(cluster.Repin(instance_uuid, self.host, socket,
+                                       move_memory=move_memory))
+        now = frozenset(c for n in held['vcpu_nodes']
+                        for c in topology.node(n).cpus) & allowed
+        return {'instance_uuid': instance_uuid, 'host': self.host,
+                'cpus': sorted(now),
+                'memory_nodes': held['memory_nodes'] if move_memory
+                else None,
+                'changed': held['changed']}
+
+    def set_cpu_quota(self, instance_uuid, quota_us):
+        instance_uuid = _check_uuid(instance_uuid)
+        check_quota(quota_us)
+        fraction = (1.0 if quota_us == -1
+                    else min(1.0, quota_us / float(self._period)))
+        held = self._act(cluster.CpuQuota(instance_uuid, self.host,
+                                          fraction))
+        return {'instance_uuid': instance_uuid, 'host': self.host,
+                'quota_us': quota_us, 'period_us': self._period,
+                'changed': held['changed']}

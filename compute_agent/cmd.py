@@ -82,6 +82,14 @@ def build(conf):
                                overhead_thresholds=overhead_thresholds,
                                nova_cpus=nova_cpus)
     collector.open(conf)
+    emulating = [s for s in collector.sources if s.emulates_host]
+    if emulating:
+        # The source plays the host: its re-pins and caps go there.
+        local = actions.EmulatedActions(
+            agent.host, emulating[0], lambda: collector.topology,
+            shared_cpus=shared, dedicated_cpus=dedicated,
+            cpu_period_us=agent.cpu_period_us)
+        return collector, local
     connection = libvirt_connection.LibvirtConnection(
         agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,
         max_wait=agent.libvirt_reconnect_max)

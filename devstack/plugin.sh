@@ -89,11 +89,14 @@ function bootstrap_contention_model {
 
 function configure_contention_watcher {
     local group
-    # The strategies read the store; the swap action records completed
-    # swaps there for the cool-down and the repercussion check.
+    # The strategies read the store; every action records its moves there
+    # for the cool-down and the repercussion check (doc/watcher.md).
     for group in watcher_strategies.cache_aware_swap \
             watcher_strategies.numa_aware_swap \
-            watcher_actions.contention_swap; do
+            watcher_actions.contention_swap \
+            watcher_actions.contention_migrate \
+            watcher_actions.contention_repin \
+            watcher_actions.contention_cpu_quota; do
         iniset "$WATCHER_CONF" "$group" connection "$(contention_store_url)"
     done
 }

@@ -110,6 +110,10 @@ class Source(abc.ABC):
 
     #: The entry-point name, used in ``SourceStatus.name`` and in logs.
     name = None
+    #: True for a source that plays the host itself (``sim``,
+    #: ``emulated``): the agent's local actions then go to :meth:`act`
+    #: instead of libvirt (:class:`compute_agent.actions.EmulatedActions`).
+    emulates_host = False
 
     def open(self, conf):
         """Prepare to collect; ``conf`` is the agent's ConfigOpts."""
@@ -123,6 +127,22 @@ class Source(abc.ABC):
 
     def close(self):
         """Release connections and files."""
+
+    def act(self, action):
+        """Carry out a local action on the emulated host.
+
+        Only for a source that :attr:`emulates_host`; called from the
+        agent's RPC thread, while :meth:`collect` may run.
+
+        :param action: a :class:`contention.cluster.Repin` or
+            :class:`~contention.cluster.CpuQuota` naming a Nova instance.
+        :returns: ``{'changed', 'vcpu_nodes', 'memory_nodes', 'quota'}``,
+            what now holds.
+        :raises ValueError: the emulated host refuses it; the message says
+            why.
+        """
+        raise NotImplementedError('source %s does not emulate the host'
+                                  % self.name)
 
     def unavailable(self, reason):
         """A sample saying this source cannot measure on this host."""

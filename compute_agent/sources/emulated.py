@@ -25,6 +25,7 @@ host=...`` needs one.
 """
 
 import dataclasses
+import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -160,8 +161,14 @@ def list_opts():
              + ks_loading.get_auth_plugin_conf_options('password'))]
 
 
+def _cap(quota):
+    """The report's cpu_quota: the fraction, or None when uncapped."""
+    return quota if quota < 1.0 else None
+
+
 class EmulatedSource(base.Source):
     name = 'emulated'
+    emulates_host = True
 
     def __init__(self, list_servers=None):
         #: host -> [Server]; Nova's by default (tests give their own).
@@ -178,6 +185,8 @@ class EmulatedSource(base.Source):
         self._generation = 0
         self._clock = sim_source.EmulatedClock()
         self._error = None
+        #: collect() rebuilds and steps the simulator, act() changes it.
+        self._lock = threading.Lock()
 
     def open(self, conf):
         register_opts(conf)
@@ -217,8 +226,20 @@ class EmulatedSource(base.Source):
             return
         self._key = key
         self._generation += 1
+        before = self.sim
+        old = {inst.name: inst for inst in before.state.instances} \
+            if before is not None else {}
         self.sim = simulator.Simulator(emulated_scenario(
             self.scenario, self.host, self.hardware, chosen))
+        # Servers that stayed keep where they ran and their CPU cap (a
+        # re-pin or a quota lasts until the server leaves, as on a real
+        # host); only arrivals are placed anew.
+        for inst in self.sim.state.instances:
+            kept = old.get(inst.name)
+            if kept is not None and kept.profile == inst.profile:
+                inst.vcpu_frac = kept.vcpu_frac.copy()
+                inst.mem_frac = kept.mem_frac.copy()
+                inst.quota = kept.quota
         self._by_uuid = {s.uuid: s for s, _ in chosen}
         self._sim_uuid = {inst.name: inst.uuid
                           for inst in self.sim.state.instances}
@@ -226,6 +247,16 @@ class EmulatedSource(base.Source):
         LOG.info('emulated source: host %s now runs %d server(s): %s',
                  self.host, len(chosen),
                  ', '.join('%s (%s)' % (s.name, p) for s, p in chosen))
+
+    def act(self, action):
+        if self._error:
+            raise ValueError(self._error)
+        with self._lock:
+            sim_uuid = self._sim_uuid.get(action.instance)
+            if self.sim is None or self._key is None or sim_uuid is None:
+                raise ValueError('instance %s is not on host %s'
+                                 % (action.instance, self.host))
+            return sim_source.act_on(self.sim, sim_uuid, action)
 
     def collect(self, now):
         if self._error:
@@ -235,10 +266,14 @@ class EmulatedSource(base.Source):
         except Exception as exc:  # any failure of Nova or Keystone
             return self.unavailable('emulated: listing the servers of %s '
                                     'in Nova failed: %s' % (self.host, exc))
+        with self._lock:
+            return self._collect(servers, now)
+
+    def _collect(self, servers, now):
         if not servers:
             # Nothing to emulate: the host's topology alone, so the host
             # is known (and empty) rather than missing.
-            self._key = None
+            self._key, self.sim, self._sim_uuid = None, None, {}
             model = hardware.host_model(
                 self.host, self.scenario.hardware[self.hardware])
             return self._emulated(self.available(topology=model.topology))
@@ -258,6 +293,7 @@ class EmulatedSource(base.Source):
                 image_id=server.image_id, project_id=server.project_id,
                 cpu_policy='shared', vcpu_cpus=placed['vcpu_cpus'],
                 memory_mib_per_node=placed['memory_mib_per_node'],
+                cpu_quota=_cap(self.sim.state.by_uuid[sim_uuid].quota),
                 counters=self.sim.cumulative_counters(sim_uuid),
                 incarnation='emulated-%s-%d' % (self.host,
                                                 self._generation)))

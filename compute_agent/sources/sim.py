@@ -14,8 +14,10 @@ Options are in the ``[sim]`` group (:mod:`contention.sim.opts`).
 """
 
 import dataclasses
+import threading
 
 from compute_agent.sources import base
+from contention import cluster
 from contention.sim import opts
 from contention.sim import scenario as scenario_mod
 from contention.sim import simulator
@@ -43,14 +45,43 @@ class EmulatedClock(object):
             sim.measure(t - dt / 2.0, dt)
 
 
+def act_on(sim, sim_uuid, action):
+    """Apply a local ``action`` to instance ``sim_uuid`` of ``sim``.
+
+    Through :meth:`contention.sim.simulator.Simulator.apply`, the one way
+    the simulator carries out an action (its capacity checks and the cost
+    of moving memory included). Returns what now holds, as
+    :meth:`base.Source.act` says; raises ValueError if refused.
+    """
+    inst = sim.state.by_uuid[sim_uuid]
+    before = (inst.vcpu_frac.copy(), inst.mem_frac.copy(), inst.quota)
+    outcome = sim.apply(cluster.Plan(actions=(dataclasses.replace(
+        action, instance=sim_uuid, host=sim.state.hosts[inst.host].name),)))
+    if outcome.rejected:
+        raise ValueError('the emulated host refused: %s'
+                         % outcome.rejected[0].reason)
+    node_ids = sim.state.hosts[inst.host].model.node_ids
+
+    def nodes(frac):
+        return [node_ids[k] for k, f in enumerate(frac) if f > 0]
+    changed = (any(before[0] != inst.vcpu_frac)
+               or any(before[1] != inst.mem_frac)
+               or before[2] != inst.quota)
+    return {'changed': bool(changed), 'vcpu_nodes': nodes(inst.vcpu_frac),
+            'memory_nodes': nodes(inst.mem_frac), 'quota': inst.quota}
+
+
 class SimSource(base.Source):
     name = 'sim'
+    emulates_host = True
 
     def __init__(self):
         self.sim = None
         self._host = None
         self._clock = EmulatedClock()
         self._error = None
+        #: collect() steps the simulator, act() changes its placement.
+        self._lock = threading.Lock()
 
     def open(self, conf):
         opts.register_opts(conf)
@@ -77,9 +108,23 @@ class SimSource(base.Source):
             return
         self._host = self.sim.state.host_index[wanted]
 
+    def act(self, action):
+        if self._error or self.sim is None:
+            raise ValueError(self._error or 'the sim source is not open')
+        with self._lock:
+            inst = self.sim.state.by_uuid.get(action.instance)
+            if inst is None or inst.host != self._host:
+                raise ValueError('instance %s is not on host %s'
+                                 % (action.instance, action.host))
+            return act_on(self.sim, inst.uuid, action)
+
     def collect(self, now):
         if self._error or self.sim is None:
             return self.unavailable(self._error or 'not opened')
+        with self._lock:
+            return self._collect(now)
+
+    def _collect(self, now):
         self._clock.step(self.sim, now)
         host = self.sim.state.hosts[self._host]
         samples = []

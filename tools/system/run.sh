@@ -44,4 +44,16 @@ if [ ! -x "$horizon/bin/python" ] || [ "$(cat "$hstamp" 2>/dev/null)" != "$hwant
         python-watcherclient gunicorn selenium
     echo "$hwant" > "$hstamp"
 fi
+tempest=.system/tempest
+tconstraints=tools/system/constraints-2026.2-tempest.txt
+tstamp=$tempest/.contention-stamp
+twant=$(sha256sum "$tconstraints" | cut -d' ' -f1)
+if [ ! -x "$tempest/bin/tempest" ] || [ "$(cat "$tstamp" 2>/dev/null)" != "$twant" ]; then
+    echo "system: building $tempest (Tempest 47, watcher-tempest-plugin 3.9.0)"
+    rm -rf "$tempest"
+    python3 -m venv "$tempest"
+    "$tempest/bin/pip" install -q --upgrade pip
+    "$tempest/bin/pip" install -q -c "$tconstraints" tempest watcher-tempest-plugin
+    echo "$twant" > "$tstamp"
+fi
 exec "$venv/bin/python" tools/system/scenario.py "$@"

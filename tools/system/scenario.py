@@ -3,8 +3,11 @@
 Brings up the cloud of :mod:`stack`, then, through the ``openstack`` CLI
 (python-openstackclient with python-watcherclient), exactly as
 ``doc/watcher.md`` shows: boots servers, lists our goal and strategies,
-runs an audit, shows and starts its action plan, checks that the servers
-end where the plan said and that the next audit proposes nothing new.
+re-pins one through its agent's RPC, runs an audit, shows and starts its
+action plan (in Horizon), checks that the servers end where the plan said,
+that the applier's re-pin reached the agent, and that the next audit
+proposes nothing new; then runs Watcher's own Tempest API tests
+(:mod:`peer_tests`).
 Everything is torn down by pid at the end, pass or fail; the logs stay in
 ``.system/run/logs`` (kept after a failure, removed by the next run).
 
@@ -23,6 +26,8 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import dashboard  # noqa: E402
+import doc_snippets  # noqa: E402
+import peer_tests  # noqa: E402
 import stack as stack_mod  # noqa: E402
 
 #: What each server "runs" (the emulated source's [emulated] profiles, by
@@ -32,14 +37,18 @@ FLAVOR_PROFILES = {'c1.mem': 'milc', 'c1.cpu': 'namd'}
 BATCHES = (('mem', 'c1.mem', 'cmp-1', 4), ('cpu', 'c1.cpu', 'cmp-2', 4))
 SERVERS = tuple(('%s-%d' % (name, i + 1), host, FLAVOR_PROFILES[flavor])
                 for name, flavor, host, n in BATCHES for i in range(n))
-#: The papers' victim rule, with the strategy's default max_swaps (5),
-#: not 1: the memory-bound host misses about 9e7 times a second, the other
-#: 7e5, and it takes two swaps to even them (two of each kind per host).
-#: After one swap they are still about 4.4e7 apart, far over the 5e6
-#: threshold, so the second audit would swap again and the "next audit
-#: proposes no new swap" check below would fail on a correct strategy.
+#: The audit, as the operator types it: doc/watcher.md's walkthrough
+#: shows exactly this command (checked below and in the unit tests). The
+#: papers' victim rule, with the strategy's default max_swaps (5), not 1:
+#: the memory-bound host misses about 9e7 times a second, the other 7e5,
+#: and it takes two swaps to even them (two of each kind per host). After
+#: one swap they are still about 4.4e7 apart, far over the 5e6 threshold,
+#: so the second audit would swap again and the "next audit proposes no
+#: new move" check below would fail on a correct strategy.
 #: tests/unit/watcher_strategies/test_system_scenario.py plans both.
-AUDIT_PARAMS = ('-p', 'victim_selection=extreme')
+AUDIT_COMMAND = ('optimize', 'audit', 'create', '-g', 'contention_reduction',
+                 '-s', 'cache_aware_swap', '-p', 'threshold=5e6',
+                 '-p', 'victim_selection=extreme')
 
 
 class Checks(object):
@@ -109,9 +118,7 @@ def weigher_probe(st, checks):
 
 
 def run_audit(st, name, *extra):
-    audit = optimize(st, 'audit', 'create', '-g', 'contention_reduction',
-                     '-s', 'cache_aware_swap', '--name', name,
-                     *(AUDIT_PARAMS + extra))
+    audit = optimize(st, *(AUDIT_COMMAND[1:] + ('--name', name) + extra))
     uuid = audit['UUID']
 
     def done():
@@ -152,6 +159,7 @@ def scenario(st, checks):
     strategies = [s['Name'] for s in optimize(st, 'strategy', 'list')]
     checks.check('strategy list shows cache_aware_swap and numa_aware_swap',
                  {'cache_aware_swap', 'numa_aware_swap'} <= set(strategies))
+    docs_match(checks)
 
     for name, flavor, host, n in BATCHES:
         boot(st, name, flavor, host, count=n)
@@ -165,7 +173,8 @@ def scenario(st, checks):
                  True)
     ids = {r['Name']: r['ID'] for r in stack_mod.openstack(
         st, 'server', 'list', json_out=True)}
-    agent_rpc(st, checks, 'cmp-1', ids['mem-1'])
+    remote = ids['mem-1']
+    agent_rpc(st, checks, 'cmp-1', remote)
     failing_audits(st, checks)
 
     audit = run_audit(st, 'first')
@@ -181,6 +190,12 @@ def scenario(st, checks):
     swaps = [a for a in actions if action_type(a) == 'contention_swap']
     checks.check('the plan proposes a contention_swap', bool(swaps),
                  [action_type(a) for a in actions])
+    repairs = [a for a in actions if action_type(a) == 'contention_repin'
+               and a['Parameters']['resource_id'] == remote]
+    checks.check('the plan repairs the remote memory with a '
+                 'contention_repin on cmp-1',
+                 [a['Parameters']['host'] for a in repairs] == ['cmp-1'],
+                 [(action_type(a), a['Parameters']) for a in actions])
     expected = {}
     for a in swaps:
         p = a['Parameters']
@@ -209,15 +224,44 @@ def scenario(st, checks):
                  bool(expected) and all(by_id.get(u) == h
                                         for u, h in expected.items()),
                  '%s vs %s' % (expected, by_id))
+    done = {a['UUID']: a['State'] for a in optimize(
+        st, 'action', 'list', '--action-plan', plan['UUID'])}
+    checks.check('the applier ran the re-pin through the agent',
+                 bool(repairs) and all(done.get(a['UUID']) == 'SUCCEEDED'
+                                       for a in repairs),
+                 [done.get(a['UUID']) for a in repairs])
 
     # Let the agents report the new placement, then audit again.
     time.sleep(25)
+    where = nodes_of(by_id[remote], remote)
+    checks.check('the repaired server runs beside its memory again',
+                 where is not None and where[0] == where[1], where)
     audit2 = run_audit(st, 'second')
     plan2, actions2 = plan_of(st, audit2['UUID'])
-    swaps2 = [a for a in actions2 if action_type(a) == 'contention_swap']
-    checks.check('the next audit proposes no new swap', not swaps2,
-                 [a['Parameters'] for a in swaps2])
+    moves2 = [a for a in actions2 if action_type(a) in (
+        'contention_swap', 'contention_migrate', 'contention_repin')]
+    checks.check('the next audit proposes no new move', not moves2,
+                 [(action_type(a), a['Parameters']) for a in moves2])
     weigher_probe(st, checks)
+    peer_tests.run(checks)
+
+
+def docs_match(checks):
+    """The docs show the settings the services run with, and our audit."""
+    for doc, service in (('nova.md', 'nova'), ('watcher.md', 'watcher')):
+        shown = {}
+        for block in doc_snippets.fenced(doc, 'ini'):
+            shown.update(doc_snippets.ini_settings(block))
+        with open(stack_mod.conf_path(service, service + '.conf')) as f:
+            running = doc_snippets.ini_settings(f.read())
+        missing = doc_snippets.differences(shown, running)
+        checks.check('doc/%s\'s %s.conf settings are the ones %s runs with'
+                     % (doc, service, service),
+                     bool(shown) and not missing,
+                     '; '.join(missing) or '%d settings' % len(shown))
+    checks.check('doc/watcher.md\'s walkthrough shows the audit typed here',
+                 list(AUDIT_COMMAND) in doc_snippets.commands('watcher.md'),
+                 ' '.join(AUDIT_COMMAND))
 
 
 def failing_audits(st, checks):
@@ -249,41 +293,81 @@ def failing_audits(st, checks):
                  message)
 
 
-def agent_rpc(st, checks, host, instance_uuid):
-    """The agent's RPC answers on the contract's exchange.
+def agent_client(host):
+    """The agent RPC contract's client for ``host`` and its transport.
 
-    That is the exchange the applier's client uses (contention/agent_rpc.py).
+    The client Watcher's applier uses (contention/agent_rpc.py), so the
+    exchange it reaches is the applier's.
     """
     from oslo_config import cfg
     import oslo_messaging
-    try:
-        from contention import agent_rpc as contract
-    except ImportError:
-        checks.check('agent RPC contract present (contention/agent_rpc.py)',
-                     False, 'not merged yet')
-        return
+    from contention import agent_rpc as contract
     from contention import telemetry_bus
     conf = cfg.ConfigOpts()
     telemetry_bus.register_messaging_opts(conf)
     conf([], project='contention-system')
     transport = oslo_messaging.get_rpc_transport(
         conf, url=stack_mod.transport_url())
-    client = contract.AgentClient(transport, host, timeout=30,
-                                  caller='system-test')
-    report = client.get_report()
-    uuids = {i['uuid'] for i in (report or {}).get('instances', ())}
-    checks.check('get_report reaches the agent on %s over RPC' % host,
-                 instance_uuid in uuids, sorted(uuids))
+    return contract.AgentClient(transport, host, timeout=30,
+                                caller='system-test'), transport
+
+
+def nodes_of(host, uuid):
+    """(vCPU nodes, memory nodes) of ``uuid`` in its agent's last report."""
+    from contention import report as report_mod
+    client, transport = agent_client(host)
     try:
-        client.repin_instance(instance_uuid, node=0)
-        answer = 'done'
-    except oslo_messaging.MessagingTimeout as exc:
-        answer = 'timeout: %s' % exc
-    except Exception as exc:  # the agent's refusal, as a RemoteError
-        answer = 'refused by the agent: %s' % str(exc).splitlines()[0]
-    checks.check('a re-pin reaches the agent process on %s' % host,
-                 not answer.startswith('timeout'), answer)
-    transport.cleanup()
+        data = client.get_report()
+    finally:
+        transport.cleanup()
+    if not data:
+        return None
+    report = report_mod.HostReport.from_dict(data)
+    for rec in report.instances:
+        if rec.uuid == uuid:
+            return (sorted({report.topology.node_of_cpu(c)
+                            for c in rec.vcpu_cpus}),
+                    sorted(n for n, mib in rec.memory_mib_per_node.items()
+                           if mib > 0))
+    return None
+
+
+def agent_rpc(st, checks, host, instance_uuid):
+    """An operator's re-pin reaches the agent process and moves the vCPUs.
+
+    Over the contract's exchange, as the applier calls it. The vCPUs move
+    to another node without their memory, so the instance now reads it
+    remotely: the next audit's NUMA repair must put it right through the
+    applier (checked in :func:`scenario`). Returns the memory's nodes.
+    """
+    before = nodes_of(host, instance_uuid)
+    if not checks.check('get_report reaches the agent on %s over RPC'
+                        % host, before is not None, before):
+        return None
+    vcpu_nodes, memory_nodes = before
+    from contention import report as report_mod
+    client, transport = agent_client(host)
+    try:
+        topology = report_mod.HostReport.from_dict(
+            client.get_report()).topology
+        other = [n for n in topology.node_ids if n not in memory_nodes][0]
+        answer = client.repin_instance(instance_uuid, node=other)
+    except Exception as exc:   # a timeout or the agent's refusal
+        answer = {'error': str(exc).splitlines()[0]}
+    finally:
+        transport.cleanup()
+    checks.check('a re-pin through the agent RPC moves the vCPUs on %s'
+                 % host, answer.get('changed') is True, answer)
+    try:
+        moved = wait_for('the re-pin in the agent\'s report', lambda: (
+            nodes_of(host, instance_uuid) == ([other], memory_nodes)),
+            timeout=30, every=2)
+    except RuntimeError:
+        moved = False
+    checks.check('the agent reports the vCPUs on node %d, the memory '
+                 'left on %s' % (other, memory_nodes), moved,
+                 nodes_of(host, instance_uuid))
+    return memory_nodes
 
 
 def horizon(st, checks, plan_uuid, start_plan=False):

@@ -529,11 +529,10 @@ def contention(stack, shim, profiles):
                  '--config-file', collector])
     for host in COMPUTES:
         conf = write_ini(conf_path('contention', 'agent-%s.conf' % host), {
-            # No libvirt daemon on a fake-driver cloud: the agent's local
-            # actions talk to libvirt's test driver, so a re-pin reaches
-            # the agent and fails there on the unknown domain.
-            'agent': {'host': host, 'sources': 'emulated', 'interval': 5,
-                      'libvirt_uri': 'test:///default'},
+            # No hypervisor on a fake-driver cloud: the emulated source
+            # plays the host, and the agent's re-pins and CPU caps act on
+            # it (compute_agent.actions.EmulatedActions).
+            'agent': {'host': host, 'sources': 'emulated', 'interval': 5},
             'emulated': dict(
                 authtoken('nova'), auth_type='password',
                 profiles=','.join('%s:%s' % i for i in profiles.items())),

@@ -14,6 +14,7 @@ import tempfile
 from oslotest import base
 
 from tests.unit.devstack import ini
+from tests.unit import system_tools
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, os.pardir, os.pardir, os.pardir))
@@ -109,12 +110,50 @@ class TestDevstackPlugin(base.BaseTestCase):
                                               'store_connection'))
         for group in ('watcher_strategies.cache_aware_swap',
                       'watcher_strategies.numa_aware_swap',
-                      'watcher_actions.contention_swap'):
+                      'watcher_actions.contention_swap',
+                      'watcher_actions.contention_migrate',
+                      'watcher_actions.contention_repin',
+                      'watcher_actions.contention_cpu_quota'):
             self.assertEqual([store], self.values(self.watcher_conf, group,
                                                   'connection'))
         # The agent and collector configs were written, then removed by
         # ./clean.sh.
         self.assertFalse(os.path.exists(self.conf_dir))
+
+    def test_the_docs_show_what_the_plugin_writes(self):
+        """doc/nova.md's and doc/watcher.md's settings, as the plugin writes.
+
+        make system checks the same on the running services' files.
+        """
+        snippets = system_tools.load('doc_snippets')
+        self.run_plugin('rabbit,mysql,nova,watcher-api,contention-watcher')
+        for doc, path in (('nova.md', self.nova_conf),
+                          ('watcher.md', self.watcher_conf)):
+            shown = {}
+            for block in snippets.fenced(doc, 'ini'):
+                shown.update(snippets.ini_settings(block))
+            with open(path) as f:
+                written = snippets.ini_settings(f.read())
+            self.assertTrue(shown, doc)
+            self.assertEqual([], snippets.differences(shown, written), doc)
+
+    def test_doc_values_and_their_ellipsis(self):
+        snippets = system_tools.load('doc_snippets')
+        shown = snippets.ini_settings(
+            '[f]\n# a comment\nenabled = A,...,C\nmodel_path = /x\n'
+            'avail = one\navail = two\n')
+        self.assertEqual({('f', 'enabled'): ['A,...,C'],
+                          ('f', 'model_path'): ['/x'],
+                          ('f', 'avail'): ['one', 'two']}, shown)
+        good = {('f', 'enabled'): ['A,B,B2,C'], ('f', 'model_path'): ['/y'],
+                ('f', 'avail'): ['one', 'two']}
+        self.assertEqual([], snippets.differences(shown, good))
+        bad = {('f', 'enabled'): ['A,B'], ('f', 'avail'): ['one']}
+        self.assertEqual(
+            ["[f] avail is ['one'], the doc shows ['one', 'two']",
+             "[f] enabled is ['A,B'], the doc shows ['A,...,C']",
+             '[f] model_path is not set'],
+            snippets.differences(shown, bad))
 
     def test_configuration_is_idempotent(self):
         lines = ['[filter_scheduler]',
@@ -138,3 +177,4 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.assertEqual(['contention-agent'],
                          [line.split()[1] for line in log
                           if line.startswith('run_process')])
+

@@ -2,7 +2,7 @@
 
 tools/system/scenario.py boots four milc-like servers on one host and four
 namd-like on the other (one image, told apart by the flavor), runs an
-audit with its AUDIT_PARAMS, starts the plan, and checks that the next
+audit with its AUDIT_COMMAND, starts the plan, and checks that the next
 audit proposes no new swap. Its constants are read from the file (not
 imported: it starts a cloud), so a change of them is planned here too.
 """
@@ -16,12 +16,11 @@ from contention import cluster
 from contention import reportview
 from contention import swap
 from contention.swap import params as params_mod
+from tests.unit import system_tools
 from tests.unit.watcher_strategies import fixtures as f
 
 NOW = 100000.0
-SCENARIO = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))), 'tools', 'system', 'scenario.py')
+SCENARIO = os.path.join(system_tools.DIR, 'scenario.py')
 
 
 def _constants(*names):
@@ -59,9 +58,9 @@ class TestSystemScenario(testtools.TestCase):
         return view, swap.run_audit(view, params, log)
 
     def test_the_next_audit_proposes_no_new_swap(self):
-        audit_params, batches, profiles = _constants(
-            'AUDIT_PARAMS', 'BATCHES', 'FLAVOR_PROFILES')
-        params = _params(audit_params)
+        command, batches, profiles = _constants(
+            'AUDIT_COMMAND', 'BATCHES', 'FLAVOR_PROFILES')
+        params = _params(command[command.index('-s') + 2:])
         servers = [('%s-%d' % (name, i + 1), flavor, host, profiles[flavor])
                    for name, flavor, host, n in batches for i in range(n)]
         log = swap.InMemoryMoveLog()
@@ -79,3 +78,13 @@ class TestSystemScenario(testtools.TestCase):
         _, second = self._audit(moved, NOW + 120, params, log)
         self.assertEqual([], _swaps(second),
                          '%d swap(s) in the first audit' % len(swaps))
+
+
+class TestTheDocsShowIt(testtools.TestCase):
+    """The system test types the audit doc/watcher.md's walkthrough shows."""
+
+    def test_the_walkthrough_shows_the_audit(self):
+        snippets = system_tools.load('doc_snippets')
+        command, = _constants('AUDIT_COMMAND')
+        self.assertIn(list(command), snippets.commands('watcher.md'))
+

@@ -3,6 +3,7 @@
 from oslo_config import cfg
 from oslotest import base
 
+from compute_agent import actions
 from compute_agent import opts as agent_opts
 from compute_agent.sources import emulated
 
@@ -26,7 +27,8 @@ class FakeNova(object):
 
 class TestEmulatedSource(base.BaseTestCase):
 
-    def source(self, nova, host='cmp-1', **opts):
+    @staticmethod
+    def source(nova, host='cmp-1', **opts):
         conf = cfg.ConfigOpts()
         agent_opts.register_opts(conf)
         conf([], project='contention')
@@ -92,3 +94,95 @@ class TestEmulatedSource(base.BaseTestCase):
         self.assertRaisesRegex(ValueError, "server u-x: missing field "
                                "'flavor'", emulated.server_from_api,
                                {'id': 'u-x', 'name': 'x'})
+
+
+UUID_A = '0b4d4c2e-0000-4000-8000-00000000000a'
+UUID_B = '0b4d4c2e-0000-4000-8000-00000000000b'
+UUID_C = '0b4d4c2e-0000-4000-8000-00000000000c'
+
+
+class TestEmulatedActions(base.BaseTestCase):
+    """A re-pin or a CPU cap changes what the emulated host reports."""
+
+    def setUp(self):
+        super().setUp()
+        self.nova = FakeNova({'cmp-1': [server(UUID_A, 'vm-a'),
+                                        server(UUID_B, 'vm-b')]})
+        self.src = TestEmulatedSource.source(self.nova,
+                                             default_profile='milc')
+        self.sample = self.src.collect(100.0)
+        self.local = actions.EmulatedActions(
+            'cmp-1', self.src, lambda: self.sample.topology)
+        self.now = 100.0
+
+    def collect(self):
+        self.now += 10.0
+        self.sample = self.src.collect(self.now)
+        return {i.uuid: i for i in self.sample.instances}
+
+    def node_of(self, inst):
+        nodes = {self.sample.topology.node_of_cpu(c) for c in inst.vcpu_cpus}
+        self.assertEqual(1, len(nodes), inst.vcpu_cpus)
+        return nodes.pop()
+
+    def test_repin_moves_the_vcpus_and_the_reports_show_it(self):
+        before = self.collect()[UUID_A]
+        node = self.node_of(before)
+        other = [n for n in self.sample.topology.node_ids if n != node][0]
+        answer = self.local.repin_instance(UUID_A, node=other)
+        self.assertTrue(answer['changed'])
+        self.assertEqual(sorted(self.sample.topology.node(other).cpus),
+                         answer['cpus'])
+        self.assertIsNone(answer['memory_nodes'])
+        after = self.collect()[UUID_A]
+        self.assertEqual(other, self.node_of(after))
+        # The memory stayed where it was: now remote.
+        self.assertEqual([node], list(after.memory_mib_per_node))
+        again = self.local.repin_instance(UUID_A, node=other)
+        self.assertFalse(again['changed'])
+
+    def test_repin_with_memory_and_it_lasts_past_an_arrival(self):
+        node = self.node_of(self.collect()[UUID_B])
+        other = [n for n in self.sample.topology.node_ids if n != node][0]
+        cpus = ','.join(str(c) for c in self.sample.topology.node(
+            other).cpus)
+        answer = self.local.repin_instance(UUID_B, cpus=cpus,
+                                           move_memory=True)
+        self.assertEqual([other], answer['memory_nodes'])
+        # Another server lands: the host is rebuilt, the re-pin holds.
+        self.nova.by_host['cmp-1'].append(server(UUID_C, 'vm-c'))
+        after = self.collect()
+        self.assertEqual(3, len(after))
+        self.assertEqual(other, self.node_of(after[UUID_B]))
+        self.assertEqual([other], list(after[UUID_B].memory_mib_per_node))
+
+    def test_cpu_quota_caps_the_instance(self):
+        self.assertIsNone(self.collect()[UUID_A].cpu_quota)
+        answer = self.local.set_cpu_quota(UUID_A, 25000)
+        self.assertTrue(answer['changed'])
+        start = self.collect()
+        end = self.collect()
+        self.assertEqual(0.25, end[UUID_A].cpu_quota)
+
+        def done(uuid):
+            return (end[uuid].counters['instructions']
+                    - start[uuid].counters['instructions'])
+        # A quarter of its CPU retires far fewer instructions than the
+        # same workload uncapped, over the same interval.
+        self.assertLess(done(UUID_A), 0.5 * done(UUID_B))
+        self.assertFalse(self.local.set_cpu_quota(UUID_A, 25000)['changed'])
+        self.local.set_cpu_quota(UUID_A, -1)
+        self.assertIsNone(self.collect()[UUID_A].cpu_quota)
+
+    def test_refusals_name_what_is_wrong(self):
+        self.assertRaisesRegex(actions.ActionError,
+                               'instance %s is not on host cmp-1' % UUID_C,
+                               self.local.repin_instance, UUID_C, node=0)
+        self.assertRaisesRegex(actions.ActionError, 'no NUMA node 9',
+                               self.local.repin_instance, UUID_A, node=9)
+        self.assertRaisesRegex(actions.ActionError, 'not a uuid',
+                               self.local.repin_instance, 'x', node=0)
+        self.assertRaisesRegex(actions.ActionError, 'quota_us',
+                               self.local.set_cpu_quota, UUID_A, 5)
+        self.assertRaisesRegex(actions.ActionError, 'exactly one',
+                               self.local.repin_instance, UUID_A)

@@ -3,6 +3,8 @@
 from oslo_config import cfg
 from oslotest import base
 
+from compute_agent import actions
+from compute_agent import cmd
 from compute_agent import loop
 from compute_agent import opts as agent_opts
 from contention import report
@@ -62,3 +64,37 @@ class TestSimSource(base.BaseTestCase):
         conf, src = _conf(scenario='no-such-scenario')
         src.open(conf)
         self.assertIn('no such file', src.collect(1.0).status.reason)
+
+
+class TestSimHostActions(base.BaseTestCase):
+    """With ``sources = sim`` the agent's re-pins act on the simulator."""
+
+    def test_build_sends_the_local_actions_to_the_emulated_host(self):
+        conf = cfg.ConfigOpts()
+        cmd._register(conf)
+        from contention.sim import opts
+        opts.register_opts(conf)
+        conf([])
+        conf.set_override('sources', ['sim'], 'agent')
+        conf.set_override('host', 'node-1', 'agent')
+        conf.set_override('scenario', 'ahn-wl1', 'sim')
+        collector, local = cmd.build(conf)
+        self.assertIsInstance(local, actions.EmulatedActions)
+        rep = collector.collect()
+        rec = rep.instances[0]
+        node = rep.topology.node_of_cpu(rec.vcpu_cpus[0])
+        other = [n for n in rep.topology.node_ids if n != node][0]
+        answer = local.repin_instance(rec.uuid, node=other,
+                                      move_memory=True)
+        self.assertEqual((True, [other]),
+                         (answer['changed'], answer['memory_nodes']))
+        moved = {r.uuid: r for r in collector.collect().instances}[rec.uuid]
+        self.assertEqual({other}, {rep.topology.node_of_cpu(c)
+                                   for c in moved.vcpu_cpus})
+        self.assertEqual([other], list(moved.memory_mib_per_node))
+        # An instance of another host of the scenario is not this agent's.
+        state = collector.sources[0].sim.state
+        elsewhere = [i.uuid for i in state.instances
+                     if state.hosts[i.host].name != 'node-1'][0]
+        self.assertRaisesRegex(actions.ActionError, 'not on host node-1',
+                               local.repin_instance, elsewhere, node=other)

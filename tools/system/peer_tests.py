@@ -1,0 +1,104 @@
+"""Watcher's own Tempest API tests against the system test's cloud.
+
+``watcher-tempest-plugin``'s API tests (goals, strategies, audit
+templates, audits, action plans, actions, services, data models, scoring
+engines) are Watcher's contract with its clients. Run against a Watcher
+that has our goal, strategies, actions and planner loaded, they show that
+the plugins break none of it. Tempest and the plugin live in an
+environment of their own (``.system/tempest``, pinned by
+``constraints-2026.2-tempest.txt``): they only talk HTTP to the cloud.
+
+Tempest creates a project and users of its own for each test class
+(dynamic credentials, with the cloud's admin account) and removes them.
+Its workspace, configuration and log are kept in ``.system/run/tempest``.
+"""
+
+import os
+import re
+import subprocess
+
+import stack as stack_mod
+
+TEMPEST_VENV = os.environ.get(
+    'SYSTEM_TEMPEST_VENV', os.path.join(stack_mod.REPO, '.system', 'tempest'))
+#: Every API test of the plugin; its scenario tests need a metrics
+#: datasource (Gnocchi or Prometheus) and real load, which this cloud has
+#: not.
+REGEX = r'^watcher_tempest_plugin\.tests\.api\.'
+#: Tests a run may skip, with why; any other skip is a failed check.
+EXPECTED_SKIPS = {
+    # @decorators.skip_because(bug="2134046") in the plugin itself.
+    'test_list_with_limit': 'skipped by the plugin (Launchpad #2134046)',
+}
+
+
+def config():
+    """tempest.conf for the cloud of :mod:`stack`, as sections."""
+    return {
+        'DEFAULT': {'log_file': os.path.join(stack_mod.RUN, 'logs',
+                                             'tempest.log')},
+        'auth': {'admin_username': 'admin',
+                 'admin_password': stack_mod.PASSWORD,
+                 'admin_project_name': 'admin',
+                 'admin_domain_name': 'Default',
+                 'use_dynamic_credentials': 'true'},
+        'identity': {'uri_v3': stack_mod.url('keystone'),
+                     'auth_version': 'v3',
+                     'region': stack_mod.REGION},
+        'identity-feature-enabled': {'api_v2': 'false'},
+        'service_available': {'watcher': 'true', 'nova': 'true',
+                              'glance': 'true', 'neutron': 'true',
+                              'cinder': 'false', 'swift': 'false'},
+        # No metrics datasource: the API tests need none.
+        'optimize': {'datasource': ''},
+    }
+
+
+def totals(output):
+    """{passed, skipped, failed} from ``tempest run``'s summary."""
+    found = {}
+    for key in ('Passed', 'Skipped', 'Failed'):
+        match = re.search(r'^\s*- %s: (\d+)' % key, output, re.M)
+        found[key.lower()] = int(match.group(1)) if match else None
+    return found
+
+
+def skipped(output):
+    """Names of the tests ``tempest run`` reports as skipped."""
+    return sorted(set(re.findall(r'\.(test_\w+)(?:\[[^\]]*\])? \.\.\. SKIPPED',
+                                 output)))
+
+
+def run(checks, timeout=900):
+    """Run the plugin's API tests; one check for the outcome."""
+    tempest = os.path.join(TEMPEST_VENV, 'bin', 'tempest')
+    if not os.path.exists(tempest):
+        checks.check('Watcher\'s Tempest API tests ran', False,
+                     '%s is missing: tools/system/run.sh builds it'
+                     % TEMPEST_VENV)
+        return
+    workspace = os.path.join(stack_mod.RUN, 'tempest')
+    stack_mod.run([tempest, 'init', workspace])
+    stack_mod.write_ini(os.path.join(workspace, 'etc', 'tempest.conf'),
+                        config())
+    stack_mod.log('tempest: running watcher-tempest-plugin\'s API tests')
+    env = dict(os.environ, PATH=os.path.dirname(tempest) + ':'
+               + os.environ['PATH'])
+    env.pop('PYTHONPATH', None)
+    proc = subprocess.run(
+        [tempest, 'run', '--regex', REGEX, '--concurrency', '2'],
+        cwd=workspace, env=env, capture_output=True, text=True,
+        timeout=timeout)
+    output = proc.stdout + proc.stderr
+    with open(os.path.join(stack_mod.RUN, 'logs', 'tempest-run.log'),
+              'w') as f:
+        f.write(output)
+    counts = totals(output)
+    unexpected = [t for t in skipped(output) if t not in EXPECTED_SKIPS]
+    checks.check(
+        'Watcher\'s Tempest API tests pass with our plugins loaded',
+        proc.returncode == 0 and counts['failed'] == 0
+        and bool(counts['passed']) and not unexpected,
+        '%(passed)s passed, %(skipped)s skipped, %(failed)s failed' % counts
+        + ('; unexpected skips: %s' % ', '.join(unexpected)
+           if unexpected else ''))
