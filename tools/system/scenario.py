@@ -59,7 +59,8 @@ class Checks(object):
     def check(self, name, ok, detail=''):
         (self.passed if ok else self.failed).append(name)
         stack_mod.log('%s: %s%s' % ('PASS' if ok else 'FAIL', name,
-                                    (' (%s)' % detail) if detail else ''))
+                                    (' (%s)' % (detail,)) if detail
+                                    else ''))
         return ok
 
 
