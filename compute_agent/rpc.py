@@ -9,11 +9,14 @@ collection loop runs.
 """
 
 import libvirt
+from oslo_log import log as logging
 import oslo_messaging
 
 from compute_agent import actions
 from contention import agent_rpc
 from contention.collector import inflate
+
+LOG = logging.getLogger(__name__)
 
 #: Decompressed bytes an RPC request to the agent may have: a call is a
 #: few hundred bytes, and kombu inflates a compressed message whole before
@@ -46,14 +49,25 @@ class AgentEndpoint(object):
             raise actions.ActionError(str(exc)) from None
 
     def _run(self, ctxt, name, method, *args, **kwargs):
+        """Run one action; its outcome goes to the agent's log too.
+
+        The host's own record of what was changed on it, and by whom,
+        beside the caller's.
+        """
         self._authorise(ctxt, name)
+        caller = _who(ctxt)
         try:
-            return method(*args, **kwargs)
+            result = method(*args, **kwargs)
         except libvirt.libvirtError as exc:
-            raise actions.ActionError(agent_rpc.short(
-                'libvirt refused: %s' % exc.get_error_message())) from None
+            error = actions.ActionError(agent_rpc.short(
+                'libvirt refused: %s' % exc.get_error_message()))
         except actions.ActionError as exc:
-            raise actions.ActionError(agent_rpc.short(exc)) from None
+            error = actions.ActionError(agent_rpc.short(exc))
+        else:
+            LOG.info('%s for %s: %s', name, caller, result)
+            return result
+        LOG.warning('%s for %s refused: %s', name, caller, error)
+        raise error
 
     @oslo_messaging.expected_exceptions(actions.ActionError)
     def repin_instance(self, ctxt, instance_uuid, node=None, cpus=None,
@@ -78,6 +92,13 @@ class AgentEndpoint(object):
         self._authorise(ctxt, agent_rpc.GET_REPORT)
         report = self._latest_report()
         return report.to_dict() if report is not None else None
+
+
+def _who(ctxt):
+    """The caller and request of a context, for the log (clipped)."""
+    ctxt = ctxt if isinstance(ctxt, dict) else {}
+    return '%s %s' % tuple(repr(ctxt.get(k))[:80]
+                           for k in ('user_name', 'request_id'))
 
 
 def make_server(transport, host, endpoint):

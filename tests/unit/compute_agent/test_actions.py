@@ -1,8 +1,10 @@
 """Local actions (repin, CPU quota) and the RPC endpoint serving them."""
 
+import logging
 from unittest import mock
 import zlib
 
+import fixtures
 import libvirt
 from oslo_config import cfg
 import oslo_messaging
@@ -300,6 +302,20 @@ class TestEndpoint(ActionsTestCase):
     def test_refusal_is_an_expected_exception(self):
         self.assertIn('not a uuid', self.refusal(
             self.endpoint.repin_instance, SERVICE, 'bad', node=0))
+
+    def test_the_agent_logs_what_it_did_and_refused(self):
+        logged = self.useFixture(fixtures.FakeLogger(
+            name='compute_agent.rpc', level=logging.INFO))
+        ctxt = dict(SERVICE, user_name='watcher-applier',
+                    request_id='req-1')
+        self.endpoint.repin_instance(ctxt, self.dom.uuid, node=1)
+        self.refusal(self.endpoint.set_cpu_quota, ctxt, self.dom.uuid, 5)
+        lines = logged.output.splitlines()
+        self.assertEqual(2, len(lines), lines)
+        self.assertIn("repin_instance for 'watcher-applier' 'req-1': {",
+                      lines[0])
+        self.assertIn("set_cpu_quota for 'watcher-applier' 'req-1' "
+                      "refused: quota_us", lines[1])
 
     def test_callers_without_a_service_role_are_refused(self):
         # Issue 21 item 4: anonymous callers got the whole inventory and
