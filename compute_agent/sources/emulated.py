@@ -249,11 +249,26 @@ class EmulatedSource(base.Source):
                  ', '.join('%s (%s)' % (s.name, p) for s, p in chosen))
 
     def act(self, action):
+        """Apply ``action`` to the emulated host.
+
+        A server this source has not seen yet is looked up in Nova first:
+        a hypervisor knows a domain as soon as its migration lands, and
+        Watcher's swap re-pins an arrival at once, before the next
+        collection would list it.
+        """
         if self._error:
             raise ValueError(self._error)
         with self._lock:
+            if action.instance not in self._sim_uuid:
+                try:
+                    servers = self.list_servers(self.host)
+                except Exception as exc:  # any failure of Nova or Keystone
+                    raise ValueError('listing the servers of %s in Nova '
+                                     'failed: %s' % (self.host, exc))
+                if any(s.uuid == action.instance for s in servers):
+                    self._rebuild(servers)
             sim_uuid = self._sim_uuid.get(action.instance)
-            if self.sim is None or self._key is None or sim_uuid is None:
+            if self.sim is None or sim_uuid is None:
                 raise ValueError('instance %s is not on host %s'
                                  % (action.instance, self.host))
             return sim_source.act_on(self.sim, sim_uuid, action)

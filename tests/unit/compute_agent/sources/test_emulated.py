@@ -156,6 +156,14 @@ class TestEmulatedActions(base.BaseTestCase):
         self.assertEqual(other, self.node_of(after[UUID_B]))
         self.assertEqual([other], list(after[UUID_B].memory_mib_per_node))
 
+    def test_an_arrival_is_re_pinned_before_the_next_collection(self):
+        # Watcher's swap re-pins a server as soon as Nova says it landed.
+        self.nova.by_host['cmp-1'].append(server(UUID_C, 'vm-c'))
+        answer = self.local.repin_instance(UUID_C, node=1, move_memory=True)
+        self.assertEqual([1], answer['memory_nodes'])
+        after = self.collect()
+        self.assertEqual(1, self.node_of(after[UUID_C]))
+
     def test_cpu_quota_caps_the_instance(self):
         self.assertIsNone(self.collect()[UUID_A].cpu_quota)
         answer = self.local.set_cpu_quota(UUID_A, 25000)
