@@ -177,4 +177,3 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.assertEqual(['contention-agent'],
                          [line.split()[1] for line in log
                           if line.startswith('run_process')])
-

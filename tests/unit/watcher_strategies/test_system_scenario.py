@@ -87,4 +87,3 @@ class TestTheDocsShowIt(testtools.TestCase):
         snippets = system_tools.load('doc_snippets')
         command, = _constants('AUDIT_COMMAND')
         self.assertIn(list(command), snippets.commands('watcher.md'))
-
