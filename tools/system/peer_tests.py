@@ -91,12 +91,17 @@ def run(checks, timeout=900):
                      % TEMPEST_VENV)
         return
     workspace = os.path.join(stack_mod.RUN, 'tempest')
-    stack_mod.run([tempest, 'init', workspace])
-    stack_mod.write_ini(os.path.join(workspace, 'etc', 'tempest.conf'),
-                        config())
+    # Its own workspace registry: nothing in ~/.tempest.
+    stack_mod.run([tempest, 'init', '--name', 'contention-system',
+                   '--workspace-path', os.path.join(stack_mod.RUN,
+                                                    'tempest-workspaces.yaml'),
+                   workspace])
+    etc = os.path.join(workspace, 'etc')
+    stack_mod.write_ini(os.path.join(etc, 'tempest.conf'), config())
     stack_mod.log('tempest: running watcher-tempest-plugin\'s API tests')
     env = dict(os.environ, PATH=os.path.dirname(tempest) + ':'
-               + os.environ['PATH'])
+               + os.environ['PATH'], TEMPEST_CONFIG_DIR=etc,
+               TEMPEST_CONFIG='tempest.conf')
     env.pop('PYTHONPATH', None)
     proc = subprocess.run(
         [tempest, 'run', '--regex', REGEX, '--concurrency', '2'],
