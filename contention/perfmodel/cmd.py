@@ -123,6 +123,10 @@ def build_parser():
                      help='train on store history newer than this many '
                           'seconds only (default: all the store keeps)')
     _add_forest(ret)
+    ret.add_argument('--force', action='store_true',
+                     help='replace the model even where a model trained on '
+                          'the older history did worse than it on the '
+                          'newest (kept otherwise)')
     ret.add_argument('--json', action='store_true',
                      help='print the run\'s record as JSON')
     hist = sub.add_parser('history', help='the retraining runs of a model '
@@ -274,17 +278,19 @@ def retrain(args, out):
         previous_cv_mae=previous.cv_mae if previous else None,
         live_samples=live['samples'], live_mae=live['mae'],
         live_abstained=live['abstained'])
-    try:
-        bundle, report = train_mod.train_bundle(
-            data, estimators=args.estimators)
-    except ValueError as exc:
-        record = dataclasses.replace(
-            record, reason='%s; the model in service is kept' % exc)
-        drift.append(history, record)
-        raise ValueError(record.reason)
-    persist.save(bundle, args.model)
-    record = dataclasses.replace(record, cv_mae=report['cv_mae'],
-                                 replaced=True)
+    record = _challenge(args, reports, previous, trained_at, record)
+    if record.reason is None:
+        try:
+            bundle, report = train_mod.train_bundle(
+                data, estimators=args.estimators)
+        except ValueError as exc:
+            record = dataclasses.replace(
+                record, reason='%s; the model in service is kept' % exc)
+            drift.append(history, record)
+            raise ValueError(record.reason)
+        persist.save(bundle, args.model)
+        record = dataclasses.replace(record, cv_mae=report['cv_mae'],
+                                     replaced=True)
     drift.append(history, record)
     if args.json:
         out.write(json.dumps(dataclasses.asdict(record), indent=2,
@@ -302,11 +308,49 @@ def retrain(args, out):
                      ', drift %.1fx' % record.drift
                      if record.drift is not None else '',
                      record.live_abstained))
+    if record.holdout_samples:
+        out.write('on the newest %d samples: model in service MAE %.4f, a '
+                  'model trained on the history before them %.4f\n'
+                  % (record.holdout_samples, record.holdout_mae_in_service,
+                     record.holdout_mae_challenger))
+    if not record.replaced:
+        out.write('%s (history %s)\n' % (record.reason, history))
+        return 0
     out.write('retrained on %d samples of %d workloads: leave-one-workload-'
               'out MAE %.4f\nwrote %s (history %s)\n'
               % (record.samples, record.workloads, record.cv_mae,
                  args.model, history))
     return 0
+
+
+def _challenge(args, reports, previous, trained_at, record):
+    """``record`` with the comparison on the newest history.
+
+    And a reason to keep the model in service if a challenger did worse
+    there (:func:`contention.perfmodel.drift.challenge`); ``--force``
+    replaces the model whatever the comparison says.
+    """
+    start = drift.holdout_start([r.timestamp for r in reports], trained_at)
+    if previous is None or start is None:
+        return record
+    held = datasets.from_reports(reports, after=start)
+    train = datasets.from_reports(reports, before=start,
+                                  min_samples=args.min_samples)
+    if not len(held.X) or len(train.workloads) < 2:
+        return record
+    old, new = drift.challenge(previous.interference, train, held,
+                               args.estimators)
+    record = dataclasses.replace(record, holdout_samples=int(len(held.X)),
+                                 holdout_mae_in_service=old,
+                                 holdout_mae_challenger=new)
+    if drift.worse(old, new) and not args.force:
+        record = dataclasses.replace(record, reason=(
+            'a model trained on the history before the newest %d samples '
+            'did worse on them than the model in service (MAE %.4f vs '
+            '%.4f, more than %d %% worse): the model in service is kept '
+            '(--force replaces it)' % (len(held.X), new, old,
+                                       round(drift.TOLERANCE * 100))))
+    return record
 
 
 def history(args, out, err=None):

@@ -235,7 +235,7 @@ def placement_labels(placements):
     return [p.describe() for p in placements]
 
 
-def from_reports(reports, min_samples=1, after=None):
+def from_reports(reports, min_samples=1, after=None, before=None):
     """A :class:`Dataset` from stored HostReports (observational).
 
     Samples without IPC, MPKI or MF are skipped; workloads (images, else
@@ -260,10 +260,10 @@ def from_reports(reports, min_samples=1, after=None):
       busy vCPUs: what contends for the cache, the memory controller and
       the interconnect).
 
-    ``after``: only the samples of reports from that time on, labelled
-    against all of ``reports`` (the best IPC an image reached anywhere),
-    so a window is labelled as the whole history trains (the drift of
-    :mod:`.drift`).
+    ``after`` / ``before``: only the samples of reports from ``after`` on
+    and from before ``before``, labelled against all of ``reports`` (the
+    best IPC an image reached anywhere), so a window is labelled as the
+    whole history trains (the drift and the challenge of :mod:`.drift`).
     """
     reports = list(reports)
     best = {}
@@ -281,7 +281,8 @@ def from_reports(reports, min_samples=1, after=None):
     small = {key: float(np.mean(values)) for key, values in small.items()}
     X, Y, groups = [], [], []
     for report in reports:
-        if after is not None and report.timestamp < after:
+        if ((after is not None and report.timestamp < after)
+                or (before is not None and report.timestamp >= before)):
             continue
         cells = features.cells_from_report(report)
         placed = []

@@ -10,7 +10,10 @@ its *live error*, the figure that drifts. A live error well above the
 cross-validated error the model reported at training says the cloud has
 moved away from what it learnt, and how fast; a model that cannot be
 retrained (too few workloads left in the history) is kept, and the
-history says why.
+history says why. So is one that a challenger does not beat: a model
+trained on the history before its newest fifth, scored with the model in
+service on that fifth, which neither has seen (:func:`challenge`); a
+stretch of bad telemetry then cannot replace a good model unattended.
 
 The history is a JSON-lines file beside the model (:func:`history_path`),
 one :class:`Retraining` per run, read back by ``contention-train
@@ -27,6 +30,7 @@ import numpy as np
 
 from contention.perfmodel import confidence
 from contention.perfmodel import features
+from contention.perfmodel import models
 
 HISTORY_SUFFIX = '.history.jsonl'
 
@@ -60,6 +64,51 @@ def score(model, data, limits=confidence.Limits()):
                                else None)}
 
 
+#: Share of the newest history on which the model in service and a new
+#: one are compared before the new one replaces it.
+HOLDOUT_SHARE = 0.2
+#: How much worse than the model in service (relative MAE on that window)
+#: a new model may be and still replace it: the forests' own noise.
+TOLERANCE = 0.1
+
+
+def holdout_start(timestamps, trained_at, share=HOLDOUT_SHARE):
+    """Where the window judging a new model against the old one starts.
+
+    The newest ``share`` of the reports (by time), or None when there is
+    no fair window: the model in service must have been trained before it
+    starts (both models then meet it unseen), and reports must remain
+    before it to train the challenger on.
+    """
+    times = sorted(timestamps)
+    if trained_at is None or len(times) < 2:
+        return None
+    start = times[min(len(times) - 1,
+                      int(round(len(times) * (1.0 - share))))]
+    if start <= times[0] or start < trained_at:
+        return None
+    return start
+
+
+def challenge(in_service, train, held, estimators):
+    """(MAE of the model in service, MAE of a challenger) on ``held``.
+
+    The challenger is trained as a retraining would train (same forest)
+    on ``train``, the history before the window ``held`` covers: if it
+    does worse there than the model in service, training on more of the
+    same history is no improvement, and the model in service stays.
+    """
+    challenger = models.InterferenceModel(n_estimators=estimators)
+    challenger.fit(train.X, train.Y, train.groups)
+    return (score(in_service, held)['mae'], score(challenger, held)['mae'])
+
+
+def worse(old_mae, new_mae, tolerance=TOLERANCE):
+    """Whether ``new_mae`` is worse than ``old_mae`` beyond ``tolerance``."""
+    return (old_mae is not None and new_mae is not None
+            and new_mae > old_mae * (1.0 + tolerance))
+
+
 @dataclasses.dataclass(frozen=True)
 class Retraining:
     """One run of ``contention-train retrain``."""
@@ -84,6 +133,12 @@ class Retraining:
     live_samples: int = 0
     live_mae: float = None
     live_abstained: int = 0
+    #: The comparison on the newest history (holdout_start): its samples
+    #: and the MAE there of the model in service and of a challenger
+    #: trained on the history before it (None: no fair window).
+    holdout_samples: int = 0
+    holdout_mae_in_service: float = None
+    holdout_mae_challenger: float = None
 
     @property
     def drift(self):
@@ -137,15 +192,21 @@ def table(records):
     """The history as the lines ``contention-train history`` prints."""
     lines = ['| run (UTC) | samples | workloads | live samples | live MAE '
              '(model in service) | its MAE at training | drift | '
-             'abstained | new model MAE | replaced |',
-             '|---|---|---|---|---|---|---|---|---|---|']
+             'abstained | newest: in service / challenger | new model MAE '
+             '| replaced |',
+             '|---|---|---|---|---|---|---|---|---|---|---|']
     for r in records:
-        lines.append('| %s | %d | %d | %d | %s | %s | %s | %d | %s | %s |' % (
-            time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(r.at)), r.samples,
-            r.workloads, r.live_samples, _fmt(r.live_mae),
-            _fmt(r.previous_cv_mae), _fmt(r.drift, '%.1fx'),
-            r.live_abstained, _fmt(r.cv_mae),
-            'yes' if r.replaced else 'no: %s' % r.reason))
+        newest = ('%s / %s' % (_fmt(r.holdout_mae_in_service),
+                               _fmt(r.holdout_mae_challenger))
+                  if r.holdout_samples else '-')
+        lines.append('| %s | %d | %d | %d | %s | %s | %s | %d | %s | %s | %s '
+                     '|' % (
+                         time.strftime('%Y-%m-%d %H:%M:%S',
+                                       time.gmtime(r.at)), r.samples,
+                         r.workloads, r.live_samples, _fmt(r.live_mae),
+                         _fmt(r.previous_cv_mae), _fmt(r.drift, '%.1fx'),
+                         r.live_abstained, newest, _fmt(r.cv_mae),
+                         'yes' if r.replaced else 'no: %s' % r.reason))
     return lines
 
 

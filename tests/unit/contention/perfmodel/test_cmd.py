@@ -5,12 +5,16 @@ import json
 import os
 
 import fixtures
+import numpy as np
 import testtools
 
 from contention.perfmodel import advise
 from contention.perfmodel import cmd
+from contention.perfmodel import datasets
+from contention.perfmodel import drift
 from contention.perfmodel import features
 from contention.perfmodel import machine
+from contention.perfmodel import models
 from contention.perfmodel import persist
 from contention.perfmodel import scoring
 from contention.sim import training
@@ -119,6 +123,52 @@ class TestTrainCommand(testtools.TestCase):
         (record,) = json.loads(out)
         self.assertFalse(record['replaced'])
         self.assertIn('at least 2 are needed', record['reason'])
+
+    def test_retrain_keeps_a_model_that_does_better_on_the_newest(self):
+        rc, _, err = self.run_cmd('--from-store', self.url, '--out',
+                                  self.model, '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        with open(self.model, 'rb') as f:
+            before = f.read()
+        trained_at = persist.load(self.model).summary['trained_at']
+        seed_store(self.url, rounds=6, start=trained_at + 60)
+        # The comparison itself is drift.challenge's (TestChallenge):
+        # here, that the command keeps the model when it loses.
+        compared = []
+
+        def challenge(in_service, train, held, estimators):
+            compared.append((len(train.X), len(held.X)))
+            return 0.02, 0.05
+        self.useFixture(fixtures.MonkeyPatch(
+            'contention.perfmodel.drift.challenge', challenge))
+        rc, out, err = self.run_cmd('retrain', '--from-store', self.url,
+                                    '--model', self.model,
+                                    '--estimators', '10')
+        self.assertEqual(0, rc, err)
+        self.assertIn('did worse on them than the model in service (MAE '
+                      '0.0500 vs 0.0200, more than 10 % worse): the model '
+                      'in service is kept', out)
+        with open(self.model, 'rb') as f:
+            self.assertEqual(before, f.read())
+        # 30 reports of 6 samples a round (three hosts): the newest fifth
+        # (the last two rounds, 12 samples) is the window, all stored after
+        # the model in service was trained; the 48 before train the
+        # challenger.
+        ((trained_on, held),) = compared
+        self.assertEqual((48, 12), (trained_on, held))
+        rc, out, err = self.run_cmd('history', '--model', self.model,
+                                    '--json')
+        (record,) = json.loads(out)
+        self.assertEqual((False, 12, 0.02, 0.05), (
+            record['replaced'], record['holdout_samples'],
+            record['holdout_mae_in_service'],
+            record['holdout_mae_challenger']))
+        rc, out, err = self.run_cmd('retrain', '--from-store', self.url,
+                                    '--model', self.model,
+                                    '--estimators', '10', '--force')
+        self.assertEqual(0, rc, err)
+        self.assertGreater(persist.load(self.model).summary['trained_at'],
+                           trained_at)
 
     def test_history_names_a_damaged_line_and_goes_on(self):
         path = self.model + '.history.jsonl'
@@ -324,3 +374,36 @@ class TestAdvise(testtools.TestCase):
         self.assertEqual(8, most(b))          # 32 CPUs / 4 vCPUs
         self.assertRaises(ValueError, advise.advise, model, heavy, topology,
                           target=1.5)
+
+
+class TestChallenge(testtools.TestCase):
+    """The model in service against one trained on the older history."""
+
+    def data(self, seed, noisy=False):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(0, 1, (120, len(features.FEATURE_NAMES)))
+        Y = np.stack([1.0 - 0.5 * X[:, 0], 0.3 * X[:, 1]], axis=1)
+        if noisy:
+            Y = rng.uniform(0, 1, Y.shape)
+        return datasets.Dataset(X, Y, ['w%d' % (i % 4) for i in range(120)],
+                                'test')
+
+    def test_a_challenger_trained_on_worse_history_loses(self):
+        in_service = models.InterferenceModel(n_estimators=10)
+        clean = self.data(1)
+        in_service.fit(clean.X, clean.Y, clean.groups)
+        held = self.data(2)
+        old, new = drift.challenge(in_service, self.data(3, noisy=True),
+                                   held, estimators=10)
+        self.assertTrue(drift.worse(old, new), (old, new))
+        old, new = drift.challenge(in_service, self.data(3), held,
+                                   estimators=10)
+        self.assertFalse(drift.worse(old, new), (old, new))
+
+    def test_the_window_is_the_newest_history_unseen_by_both(self):
+        times = list(range(100, 110))
+        self.assertEqual(108, drift.holdout_start(times, trained_at=105))
+        # Trained inside the window: it saw part of it.
+        self.assertIsNone(drift.holdout_start(times, trained_at=108.5))
+        self.assertIsNone(drift.holdout_start(times, trained_at=None))
+        self.assertIsNone(drift.holdout_start([100], trained_at=50))
