@@ -20,7 +20,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 #: Settings whose value is the operator's own (a database URL, a file
 #: path, a broker): the doc's is an example; only their presence counts.
 SITE_SETTINGS = frozenset(['connection', 'store_connection', 'model_path',
-                           'transport_url'])
+                           'transport_url', 'host', 'profiles', 'auth_url',
+                           'username', 'password', 'project_name'])
 
 
 def fenced(doc, lang):
@@ -57,6 +58,17 @@ def ini_settings(text):
         key, _, value = line.partition('=')
         settings.setdefault((section, key.strip()), []).append(value.strip())
     return settings
+
+
+def inline_comments(text):
+    """Settings of an ini snippet whose value holds a ``#`` comment.
+
+    oslo.config takes everything after ``=`` as the value, so ``host =
+    cmp-1  # the host`` configures a host named with the comment.
+    """
+    return [line.strip() for line in text.splitlines()
+            if '=' in line and not line.strip().startswith(('#', ';'))
+            and ' #' in line.partition('=')[2]]
 
 
 def matches(shown, actual):

@@ -256,18 +256,31 @@ def scenario(st, checks):
     peer_tests.run(checks)
 
 
+#: Each doc's ini blocks, and the files of the process they configure
+#: (read in order, a later file's setting winning, as oslo.config reads
+#: several --config-file).
+DOC_CONFIGS = (
+    ('nova.md', 'nova-scheduler', (('nova', 'nova.conf'),)),
+    ('watcher.md', 'Watcher', (('watcher', 'watcher.conf'),)),
+    ('install.md', 'the agent of cmp-1', (('contention', 'agent.conf'),
+                                          ('contention', 'agent-cmp-1.conf'))),
+)
+
+
 def docs_match(checks):
     """The docs show the settings the services run with, and our audit."""
-    for doc, service in (('nova.md', 'nova'), ('watcher.md', 'watcher')):
-        shown = {}
+    for doc, process, files in DOC_CONFIGS:
+        shown, running, inline = {}, {}, []
         for block in doc_snippets.fenced(doc, 'ini'):
             shown.update(doc_snippets.ini_settings(block))
-        with open(stack_mod.conf_path(service, service + '.conf')) as f:
-            running = doc_snippets.ini_settings(f.read())
-        missing = doc_snippets.differences(shown, running)
-        checks.check('doc/%s\'s %s.conf settings are the ones %s runs with'
-                     % (doc, service, service),
-                     bool(shown) and not missing,
+            inline += doc_snippets.inline_comments(block)
+        for parts in files:
+            with open(stack_mod.conf_path(*parts)) as f:
+                running.update(doc_snippets.ini_settings(f.read()))
+        missing = doc_snippets.differences(shown, running) + [
+            'a comment inside the value: %s' % line for line in inline]
+        checks.check('doc/%s\'s settings are the ones %s runs with'
+                     % (doc, process), bool(shown) and not missing,
                      '; '.join(missing) or '%d settings' % len(shown))
     checks.check('doc/watcher.md\'s walkthrough shows the audit typed here',
                  list(AUDIT_COMMAND) in doc_snippets.commands('watcher.md'),

@@ -534,7 +534,7 @@ def contention(stack, shim, profiles):
             # it (compute_agent.actions.EmulatedActions).
             'agent': {'host': host, 'sources': 'emulated', 'interval': 5},
             'emulated': dict(
-                authtoken('nova'), auth_type='password',
+                authtoken('nova'), auth_type='password', scenario='ahn-wl1',
                 profiles=','.join('%s:%s' % i for i in profiles.items())),
         })
         stack.start('contention-agent-' + host,

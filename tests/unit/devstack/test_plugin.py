@@ -137,6 +137,20 @@ class TestDevstackPlugin(base.BaseTestCase):
             self.assertTrue(shown, doc)
             self.assertEqual([], snippets.differences(shown, written), doc)
 
+    def test_no_doc_puts_a_comment_inside_a_value(self):
+        # oslo.config takes "host = cmp-1  # the host" as a host named
+        # with the comment.
+        snippets = system_tools.load('doc_snippets')
+        self.assertEqual(['host = a  # b'], snippets.inline_comments(
+            '[x]\n# c = d  # e\nhost = a  # b\nurl = rabbit://u#x\n'))
+        found = []
+        for doc in sorted(os.listdir(os.path.join(ROOT, 'doc'))):
+            if doc.endswith('.md'):
+                for block in snippets.fenced(doc, 'ini'):
+                    found += ['%s: %s' % (doc, line) for line in
+                              snippets.inline_comments(block)]
+        self.assertEqual([], found)
+
     def test_doc_values_and_their_ellipsis(self):
         snippets = system_tools.load('doc_snippets')
         shown = snippets.ini_settings(
