@@ -24,6 +24,13 @@ exchange, later actions of the same instance):
   it faces rise by more than the bound allows (:func:`_estimate_harm`,
   :func:`measure.hurt`).
 
+A re-pin dropped for harming a co-runner that a later migration of the
+same plan takes away from its host is tried once more after the rest of
+the plan, and kept if it then harms no one and still lowers the predicted
+contention of its sockets (:func:`_after_the_rest`): Ahn et al.'s local
+phase runs before the global one, and the next audit would otherwise
+propose it as soon as the migration has run.
+
 Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
 performance of the instances it touches falls (the placement model's
 prediction where it values every class, else the audit's own contention
@@ -85,7 +92,10 @@ def check(view, plan, params, move_log=None, mix_values=None,
     applied = []
     kept = []
     dropped = set()
-    for group in groups:
+    deferred = []
+    later = _later_instances(groups)
+    leaving = _later_instances(groups, migrated=True)
+    for index, group in enumerate(groups):
         uuids = _instances(group)
         if uuids & dropped:
             _drop(group, 'infeasible_step: depends on a dropped action',
@@ -99,10 +109,23 @@ def check(view, plan, params, move_log=None, mix_values=None,
         if harmed is not None:
             for inst in reversed(found):
                 state.restore(inst)
-            _drop(group, harmed, skipped, dropped)
+            reason, victim = harmed
+            if (_local(group) and victim in leaving[index]
+                    and not uuids & later[index]):
+                deferred.append((group, reason))
+            else:
+                _drop(group, reason, skipped, dropped)
             continue
         kept.extend(ordered)
         applied.extend(found)
+    for group, harmed in deferred:
+        done = _after_the_rest(state, group, params, predictor, baseline,
+                               exempt)
+        if done is None:
+            _drop(group, harmed, skipped, dropped)
+        else:
+            kept.extend(done[0])
+            applied.extend(done[1])
     emptied = 'every action was dropped by the harm check (see skipped)'
     if kept and _mean_falls(state, kept, predictor, baseline, applied):
         skipped.append(cluster.Skipped(
@@ -156,6 +179,53 @@ def _groups(view, actions):
         groups.append((a,))
         i += 1
     return groups
+
+
+def _local(group):
+    """Whether ``group`` only re-pins within hosts (no migration)."""
+    return all(isinstance(action, cluster.Repin) for action in group)
+
+
+def _later_instances(groups, migrated=False):
+    """For each group, the instances the groups after it act on.
+
+    ``migrated``: only those they migrate to another host.
+    """
+    later, seen = [], set()
+    for group in reversed(groups):
+        later.append(frozenset(seen))
+        seen |= ({leg.instance for action in group for leg in _legs(action)
+                  if isinstance(leg, cluster.Migrate)}
+                 if migrated else _instances(group))
+    return later[::-1]
+
+
+def _after_the_rest(state, group, params, predictor, baseline, exempt):
+    """A re-pin refused where it stood, tried after the rest of the plan.
+
+    Only for a re-pin that hurts a co-runner a later migration of the same
+    plan takes away (Ahn et al.'s local phase runs before the global one):
+    refused in its place, the next audit would propose it once the
+    migration has run. Tried at the end, on the state the kept actions
+    leave, it is kept if it is feasible, harms no one and still lowers
+    the predicted contention of the sockets it touches (the host has
+    changed since it was planned). (ordered, originals), applied on
+    ``state``, or None with ``state`` unchanged.
+    """
+    keys = set()
+    for action in group:
+        inst = state.inst[action.instance]
+        keys |= {(inst.host, inst.socket), (action.host, action.dest_socket)}
+    before = state.pressure(keys)
+    ordered, found = _feasible(state, group)
+    if ordered is None:
+        return None
+    if (_harm(state, ordered, params, predictor, baseline, exempt) is None
+            and state.pressure(keys) < before - _EPS):
+        return ordered, found
+    for inst in reversed(found):
+        state.restore(inst)
+    return None
 
 
 def _drop(group, reason, skipped, dropped):
@@ -397,10 +467,10 @@ def _keys(state, base, legs):
 
 
 def _harm(state, ordered, params, predictor, baseline, exempt):
-    """A harm_bound reason if ``ordered`` (applied) hurts an instance.
+    """(harm_bound reason, instance) if ``ordered`` (applied) hurts one.
 
     The model judges the instances it values; :func:`_estimate_harm`
-    judges the others.
+    judges the others. None if no one is hurt.
     """
     legs = [leg for action in ordered for leg in _legs(action)]
     for inst in _touched_instances(state, _keys(state, baseline, legs)):
@@ -413,14 +483,14 @@ def _harm(state, ordered, params, predictor, baseline, exempt):
             found = _estimate_harm(state, inst, before, params, baseline,
                                    exempt)
             if found:
-                return found
+                return found, inst.uuid
             continue
         bound = params.max_latency_harm if then[1] else params.max_vm_harm
         drop = (then[0] - now[0]) / then[0]
         if drop > bound + _EPS:
             return ('harm_bound: %s\'s predicted performance would fall '
                     '%.1f%% (bound %.1f%%)'
-                    % (inst.uuid, 100 * drop, 100 * bound))
+                    % (inst.uuid, 100 * drop, 100 * bound)), inst.uuid
     return None
 
 

@@ -79,6 +79,38 @@ class TestSystemScenario(testtools.TestCase):
         self.assertEqual([], _swaps(second),
                          '%d swap(s) in the first audit' % len(swaps))
 
+    def test_a_lopsided_host_is_evened_in_one_plan(self):
+        """The layout make system's NUMA repair leaves: three on a socket.
+
+        The local re-deal would put a memory-bound server beside the one
+        alone on the other socket, which the swap takes away: refused in
+        its place, it runs after the swap, not in the next audit. (Here
+        the next audit may swap again: the repercussion check that stops
+        it in make system needs the classes the store records.)
+        """
+        command, = _constants('AUDIT_COMMAND')
+        params = _params(command[command.index('-s') + 2:])
+        servers = [('mem-1', 'c1.mem', 'cmp-1', 'milc', 1),
+                   ('mem-2', 'c1.mem', 'cmp-1', 'milc', 0),
+                   ('mem-3', 'c1.mem', 'cmp-1', 'milc', 1),
+                   ('mem-4', 'c1.mem', 'cmp-1', 'milc', 1)]
+        servers += [('cpu-%d' % (i + 1), 'c1.cpu', 'cmp-2', 'namd', i % 2)
+                    for i in range(4)]
+        log = swap.InMemoryMoveLog()
+        view, first = self._audit(servers, NOW, params, log)
+        kinds = [type(a).__name__ for a in first.actions]
+        self.assertIn('Swap', kinds)
+        self.assertEqual('Repin', kinds[-1], first.actions)
+        log.record(swap.moves_of(first.actions, NOW, 'watcher:plan'))
+        after = swap.apply(view, first.actions)
+        moved = []
+        for name, flavor, host, profile, _ in servers:
+            inst = after.instance(f.uid(name))
+            moved.append((name, flavor, inst.host, profile, inst.socket))
+        _, second = self._audit(moved, NOW + 120, params, log)
+        self.assertEqual([], [a for a in second.actions
+                              if isinstance(a, cluster.Repin)])
+
 
 class TestTheDocsShowIt(testtools.TestCase):
     """The system test types the audit doc/watcher.md's walkthrough shows."""

@@ -277,6 +277,28 @@ class TestServing(testtools.TestCase):
             self.assertEqual(plan.actions,
                              harm.check(view, plan, PARAMS).actions)
 
+    def _lopsided(self):
+        # Host 'a': 's', sensitive, alone on socket 0; 'y' and 'z', heavy,
+        # on socket 1. Host 'b': 'c', light, CPU-bound.
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('s', 'a', 20 * M, socket=0, cpu_util=1.0, mf=0.9),
+            v.vm('y', 'a', 20 * M, socket=1, cpu_util=1.0, mf=0.9),
+            v.vm('z', 'a', 20 * M, socket=1, cpu_util=1.0, mf=0.9),
+            v.vm('c', 'b', 0.1 * M, socket=0, cpu_util=1.0, mf=0.01)])
+
+    def test_a_re_pin_waits_for_the_migration_of_whom_it_hurts(self):
+        re_pin = cluster.Repin('y', 'a', 0)
+        out = harm.check(self._lopsided(), cluster.Plan(actions=(re_pin,)),
+                         PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('harm_bound: s ', out.skipped[0].reason)
+        # The plan also swaps 's' away: the re-pin runs after the swap.
+        away = cluster.Swap(cluster.Migrate('s', 'a', 'b', 0),
+                            cluster.Migrate('c', 'b', 'a', 0))
+        out = harm.check(self._lopsided(),
+                         cluster.Plan(actions=(re_pin, away)), PARAMS)
+        self.assertEqual((away, re_pin), out.actions)
+
     def _beside_a_service(self):
         # 'r' runs beside a streamer with its memory on socket 0, where
         # 's' serves requests alone.
