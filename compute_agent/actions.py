@@ -145,22 +145,39 @@ def check_quota(quota_us):
     return quota_us
 
 
-class LocalActions(object):
-    """Validates and applies local actions through a libvirt connection.
+class _HostActions(object):
+    """What both kinds of local actions know of the host.
 
-    :param connection: a :class:`compute_agent.libvirt_connection.
-        LibvirtConnection` (or anything with ``get()``).
     :param topology: callable returning the current HostTopology.
     """
 
-    def __init__(self, host, connection, topology, shared_cpus=None,
-                 dedicated_cpus=None, cpu_period_us=100000):
+    def __init__(self, host, topology, shared_cpus=None, dedicated_cpus=None,
+                 cpu_period_us=100000):
         self.host = host
-        self._connection = connection
         self._topology = topology
         self._shared = shared_cpus
         self._dedicated = dedicated_cpus
         self._period = cpu_period_us
+
+    def _current_topology(self):
+        topology = self._topology()
+        if topology is None:
+            raise ActionError('host %s: the agent has not read the host '
+                              'topology yet (is libvirt reachable?); retry '
+                              'after its first collection' % self.host)
+        return topology
+
+
+class LocalActions(_HostActions):
+    """Validates and applies local actions through a libvirt connection.
+
+    :param connection: a :class:`compute_agent.libvirt_connection.
+        LibvirtConnection` (or anything with ``get()``).
+    """
+
+    def __init__(self, host, connection, topology, **kwargs):
+        super().__init__(host, topology, **kwargs)
+        self._connection = connection
 
     def _with_domain(self, instance_uuid, what, act):
         """``act(conn, dom, info)`` on the instance's running domain.
@@ -217,14 +234,6 @@ class LocalActions(object):
                               'on Nova instances only'
                               % (instance_uuid, self.host))
         return dom, info
-
-    def _current_topology(self):
-        topology = self._topology()
-        if topology is None:
-            raise ActionError('host %s: the agent has not read the host '
-                              'topology yet (is libvirt reachable?); retry '
-                              'after its first collection' % self.host)
-        return topology
 
     def repin_instance(self, instance_uuid, node=None, cpus=None,
                        move_memory=False):
@@ -322,7 +331,7 @@ class LocalActions(object):
                                  set_quota)
 
 
-class EmulatedActions(object):
+class EmulatedActions(_HostActions):
     """The same local actions on a host a counter source emulates.
 
     With ``[agent] sources`` ``sim`` or ``emulated`` there is no hypervisor
@@ -337,17 +346,11 @@ class EmulatedActions(object):
     with one node per socket). The answer says where it now runs.
 
     :param source: the emulating source (``source.emulates_host``).
-    :param topology: callable returning the current HostTopology.
     """
 
-    def __init__(self, host, source, topology, shared_cpus=None,
-                 dedicated_cpus=None, cpu_period_us=100000):
-        self.host = host
+    def __init__(self, host, source, topology, **kwargs):
+        super().__init__(host, topology, **kwargs)
         self._source = source
-        self._topology = topology
-        self._shared = shared_cpus
-        self._dedicated = dedicated_cpus
-        self._period = cpu_period_us
 
     def _act(self, action):
         try:
@@ -359,11 +362,7 @@ class EmulatedActions(object):
                        move_memory=False):
         instance_uuid = _check_uuid(instance_uuid)
         check_move_memory(move_memory)
-        topology = self._topology()
-        if topology is None:
-            raise ActionError('host %s: the emulated host has not been '
-                              'read yet; retry after the agent\'s first '
-                              'collection' % self.host)
+        topology = self._current_topology()
         online = frozenset(c.id for c in topology.cpus)
         allowed = allowed_cpus(topology, online, self._shared,
                                self._dedicated)

@@ -31,29 +31,27 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     echo "system: environment built in $(( $(date +%s) - start )) s"
 fi
 
-horizon=.system/horizon
-hconstraints=tools/system/constraints-2026.2-horizon.txt
-hstamp=$horizon/.contention-stamp
-hwant=$(sha256sum "$hconstraints" | cut -d' ' -f1)
-if [ ! -x "$horizon/bin/python" ] || [ "$(cat "$hstamp" 2>/dev/null)" != "$hwant" ]; then
-    echo "system: building $horizon (Horizon 27, watcher-dashboard 16, Selenium)"
-    rm -rf "$horizon"
-    python3 -m venv "$horizon"
-    "$horizon/bin/pip" install -q --upgrade pip
-    "$horizon/bin/pip" install -q -c "$hconstraints" horizon watcher-dashboard \
-        python-watcherclient gunicorn selenium
-    echo "$hwant" > "$hstamp"
-fi
-tempest=.system/tempest
-tconstraints=tools/system/constraints-2026.2-tempest.txt
-tstamp=$tempest/.contention-stamp
-twant=$(sha256sum "$tconstraints" | cut -d' ' -f1)
-if [ ! -x "$tempest/bin/tempest" ] || [ "$(cat "$tstamp" 2>/dev/null)" != "$twant" ]; then
-    echo "system: building $tempest (Tempest 47, watcher-tempest-plugin 3.9.0)"
-    rm -rf "$tempest"
-    python3 -m venv "$tempest"
-    "$tempest/bin/pip" install -q --upgrade pip
-    "$tempest/bin/pip" install -q -c "$tconstraints" tempest watcher-tempest-plugin
-    echo "$twant" > "$tstamp"
-fi
+# An environment of its own for a client of the cloud that would not fit
+# the services' (Horizon brings Django 5; Tempest only talks HTTP):
+# side_env DIR CONSTRAINTS EXECUTABLE WHAT PACKAGE..., rebuilt when its
+# constraints change.
+side_env() {
+    local dir=$1 constraints=$2 exe=$3 what=$4
+    shift 4
+    local want
+    want=$(sha256sum "$constraints" | cut -d' ' -f1)
+    if [ ! -x "$dir/bin/$exe" ] || [ "$(cat "$dir/.contention-stamp" 2>/dev/null)" != "$want" ]; then
+        echo "system: building $dir ($what)"
+        rm -rf "$dir"
+        python3 -m venv "$dir"
+        "$dir/bin/pip" install -q --upgrade pip
+        "$dir/bin/pip" install -q -c "$constraints" "$@"
+        echo "$want" > "$dir/.contention-stamp"
+    fi
+}
+side_env .system/horizon tools/system/constraints-2026.2-horizon.txt python \
+    "Horizon 27, watcher-dashboard 16, Selenium" \
+    horizon watcher-dashboard python-watcherclient gunicorn selenium
+side_env .system/tempest tools/system/constraints-2026.2-tempest.txt tempest \
+    "Tempest 47, watcher-tempest-plugin 3.9.0" tempest watcher-tempest-plugin
 exec "$venv/bin/python" tools/system/scenario.py "$@"
