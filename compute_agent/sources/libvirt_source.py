@@ -25,7 +25,9 @@ option); if the host cannot count them (no PMU in a VM, perf_event_paranoid,
 an old kernel) the counters stay None and the status says why, once.
 """
 
+import errno
 import itertools
+import os
 
 import libvirt
 from oslo_log import log as logging
@@ -84,6 +86,20 @@ def _no_domain(exc):
     return exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN
 
 
+def _process_gone(exc):
+    """Whether ``exc`` says the domain's QEMU process no longer exists.
+
+    While ``virsh destroy`` runs, libvirt still lists the domain as
+    running after QEMU has exited, and a call that reads the process
+    (``vcpus()``: "cannot get CPU affinity of process N") fails with a
+    system error of errno ESRCH.
+    """
+    if exc.get_error_code() != libvirt.VIR_ERR_SYSTEM_ERROR:
+        return False
+    return (exc.get_int1() == errno.ESRCH or (exc.get_error_message() or '')
+            .endswith(os.strerror(errno.ESRCH)))
+
+
 def _gone(dom, exc):
     """Whether ``exc``, raised by a call on ``dom``, means it stopped.
 
@@ -92,8 +108,10 @@ def _gone(dom, exc):
     and while or after ``virsh destroy`` runs the calls that need a running
     domain fail with ``VIR_ERR_OPERATION_INVALID`` ("domain is not
     running"). That code has other meanings too, so the domain is asked.
+    A call that found its QEMU process gone (:func:`_process_gone`) means
+    it stopped too.
     """
-    if _no_domain(exc):
+    if _no_domain(exc) or _process_gone(exc):
         return True
     if exc.get_error_code() != libvirt.VIR_ERR_OPERATION_INVALID:
         return False

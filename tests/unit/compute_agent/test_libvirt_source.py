@@ -1,5 +1,6 @@
 """The libvirt source against a fake connection shaped like the real API."""
 
+import errno
 import subprocess
 import sys
 import uuid
@@ -290,6 +291,24 @@ class TestLibvirtSource(base.AgentTestCase):
             self.assertIn('domains_vanished_mid_collection:1',
                           sample.events)
             self.conn.domains = []
+
+    def test_qemu_gone_while_libvirt_still_lists_it_running(self):
+        # Seen against libvirt 9.0 while virsh destroy ran: the domain is
+        # still active, its QEMU process is not.
+        keep = self.conn.add()
+        stopping = self.conn.add()
+
+        def gone(*args, **kwargs):
+            exc = fake_libvirt.error(
+                libvirt.VIR_ERR_SYSTEM_ERROR,
+                'cannot get CPU affinity of process 7975: No such process')
+            exc.err = exc.err[:7] + (errno.ESRCH, -1)
+            raise exc
+        stopping.vcpus = gone
+        sample = self.collect()
+        self.assertTrue(sample.status.available, sample.status.reason)
+        self.assertEqual([keep.uuid], [i.uuid for i in sample.instances])
+        self.assertIn('domains_vanished_mid_collection:1', sample.events)
 
     def test_stopping_domain_in_the_bulk_stats_call(self):
         keep = self.conn.add()
