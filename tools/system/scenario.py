@@ -353,14 +353,15 @@ def agent_rpc(st, checks, host, instance_uuid):
     Over the contract's exchange, as the applier calls it. The vCPUs move
     to another node without their memory, so the instance now reads it
     remotely: the next audit's NUMA repair must put it right through the
-    applier (checked in :func:`scenario`). Returns the memory's nodes.
+    applier (checked in :func:`scenario`).
     """
     before = nodes_of(host, instance_uuid)
     if not checks.check('get_report reaches the agent on %s over RPC'
                         % host, before is not None, before):
-        return None
-    vcpu_nodes, memory_nodes = before
+        return
+    memory_nodes = before[1]
     from contention import report as report_mod
+    other = None
     client, transport = agent_client(host)
     try:
         topology = report_mod.HostReport.from_dict(
@@ -379,10 +380,9 @@ def agent_rpc(st, checks, host, instance_uuid):
             timeout=30, every=2)
     except RuntimeError:
         moved = False
-    checks.check('the agent reports the vCPUs on node %d, the memory '
+    checks.check('the agent reports the vCPUs on node %s, the memory '
                  'left on %s' % (other, memory_nodes), moved,
                  nodes_of(host, instance_uuid))
-    return memory_nodes
 
 
 def horizon(st, checks, plan_uuid, start_plan=False):
