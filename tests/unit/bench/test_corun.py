@@ -1,5 +1,9 @@
 """The co-run bench's arithmetic and the simulator's side of it."""
 
+import os
+import random
+
+import fixtures
 import testtools
 
 from bench import corun
@@ -62,3 +66,41 @@ class TestPrediction(testtools.TestCase):
         self.assertGreater(pred[('chase-16', 'triad')], 1.1)
         self.assertAlmostEqual(1.0, pred[('chase-16', 'cpu')], places=3)
         self.assertAlmostEqual(1.0, pred[('cpu', 'triad')], places=3)
+
+
+class TestRuns(testtools.TestCase):
+
+    def _samples(self, shuffle):
+        works = corun.workloads(32)
+        rng = random.Random(1)
+        samples = {('alone', w.name): [10.0, 10.0, 10.0] for w in works}
+        for i, a in enumerate(works):
+            for j, b in enumerate(works):
+                base = 10.0 * (1.0 + 0.1 * i + 0.01 * j)
+                samples[(a.name, b.name)] = [
+                    base * (rng.uniform(0.5, 2.0) if shuffle else 1.0)
+                    for _ in range(3)]
+        return works, samples
+
+    def test_a_machine_that_repeats_itself_agrees_with_itself(self):
+        works, samples = self._samples(shuffle=False)
+        self.assertAlmostEqual(1.0, corun.self_agreement(samples, works))
+
+    def test_noise_between_repeats_lowers_the_agreement(self):
+        works, samples = self._samples(shuffle=True)
+        self.assertLess(corun.self_agreement(samples, works), 0.6)
+
+    def test_a_saved_run_reads_back_the_same(self):
+        works, samples = self._samples(shuffle=True)
+        run = dict(info=dict(l3_mib=32.0, cpus=[0, 1]), samples=samples,
+                   overlap={k: [0.9] for k in samples if k[0] != 'alone'},
+                   gap_us=500.0, wall=100.0, load=(0.1, 0.2),
+                   date='2026-11-26 21:00 UTC')
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'run.json')
+        corun.save_run(run, path)
+        back = corun.load_run(path)
+        self.assertEqual(run['samples'], back['samples'])
+        self.assertEqual(run['overlap'], back['overlap'])
+        self.assertEqual(run['load'], back['load'])
+        self.assertEqual(run['gap_us'], back['gap_us'])
