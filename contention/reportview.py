@@ -149,10 +149,12 @@ def dominant_node(record, topology, cpu_node=None):
     """
     if cpu_node is None:
         cpu_node = node_of_cpu(topology)
-    votes = collections.Counter(
-        cpu_node[cpu] for cpu in record.vcpu_cpus if cpu in cpu_node)
-    if votes:
-        return busiest_node(votes, {n.id: n.socket for n in topology.nodes})
+    nodes = [cpu_node[cpu] for cpu in record.vcpu_cpus if cpu in cpu_node]
+    if nodes and nodes.count(nodes[0]) == len(nodes):
+        return nodes[0]              # one node: the common case, no vote
+    if nodes:
+        return busiest_node(collections.Counter(nodes),
+                            {n.id: n.socket for n in topology.nodes})
     memory = record.memory_mib_per_node
     if memory:
         return min(memory, key=lambda n: (-memory[n], n))

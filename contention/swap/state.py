@@ -102,42 +102,40 @@ class State:
 
     def _add(self, inst):
         self.on_host[inst.host][inst.uuid] = inst
-        used = self.used[inst.host]
-        used[0] += inst.vcpus
-        used[1] += inst.memory_mib
-        used[2] += inst.disk_gb
-        if inst.socket is not None:
-            self.cell_used[(inst.host, inst.socket)][0] += inst.vcpus
-        mem_socket = self.memory_socket(inst)
-        if mem_socket is not None:
-            self.cell_used[(inst.host, mem_socket)][1] += inst.memory_mib
-        key = self.key(inst)
-        self.load[key] += measure.misses(inst) * self.unit_weight.get(key, 1.0)
-        self._stats(inst, 1.0)
+        self._account(inst, 1.0)
 
     def _remove(self, inst):
         del self.on_host[inst.host][inst.uuid]
-        used = self.used[inst.host]
-        used[0] -= inst.vcpus
-        used[1] -= inst.memory_mib
-        used[2] -= inst.disk_gb
-        if inst.socket is not None:
-            self.cell_used[(inst.host, inst.socket)][0] -= inst.vcpus
-        mem_socket = self.memory_socket(inst)
-        if mem_socket is not None:
-            self.cell_used[(inst.host, mem_socket)][1] -= inst.memory_mib
-        key = self.key(inst)
-        self.load[key] -= measure.misses(inst) * self.unit_weight.get(key, 1.0)
-        self._stats(inst, -1.0)
+        self._account(inst, -1.0)
 
-    def _stats(self, inst, sign):
-        if inst.socket is None or inst.llc_misses_per_s is None:
+    def _account(self, inst, sign):
+        """Add (``sign`` 1) or take away (-1) ``inst`` in every index.
+
+        The one hot path of the audit (every trial move runs it twice), so
+        it reads each field once.
+        """
+        host, socket, vcpus = inst.host, inst.socket, inst.vcpus
+        used = self.used[host]
+        used[0] += sign * vcpus
+        used[1] += sign * inst.memory_mib
+        used[2] += sign * inst.disk_gb
+        if socket is not None:
+            self.cell_used[(host, socket)][0] += sign * vcpus
+        mem_socket = (socket if inst.memory_node is None
+                      else self.memory_socket(inst))
+        if mem_socket is not None:
+            self.cell_used[(host, mem_socket)][1] += sign * inst.memory_mib
+        llc = inst.llc_misses_per_s
+        misses = llc or 0.0
+        key = host if self.unit == HOST else (host, socket)
+        self.load[key] += sign * misses * self.unit_weight.get(key, 1.0)
+        if socket is None or llc is None:
             return
-        stats = self.sock_stats[(inst.host, inst.socket)]
+        stats = self.sock_stats[(host, socket)]
         sens = measure.sensitivity(inst, self.thresholds)
-        stats[0] += sign * measure.misses(inst)
+        stats[0] += sign * misses
         stats[1] += sign * sens
-        stats[2] += sign * sens * measure.misses(inst)
+        stats[2] += sign * sens * misses
 
     def pressure(self, keys):
         """Predicted contention on the (host, socket) ``keys`` now.

@@ -1,0 +1,59 @@
+"""Reading Watcher's model elements into the core's inventory."""
+
+import testtools
+
+from watcher.decision_engine.model import element
+
+from watcher_strategies import view
+
+
+class TestAttr(testtools.TestCase):
+    """``_attr`` reads oslo.versionedobjects' storage, not the property.
+
+    The fast path relies on where oslo.versionedobjects keeps a field's
+    value; these pin that it agrees with the property for every field the
+    inventory reads, set or not, so a change of that library fails here.
+    """
+
+    def test_every_set_field_reads_as_its_property(self):
+        inst = element.Instance(
+            uuid='u', state='paused', vcpus=2, memory=512, disk=1,
+            locked=True, watcher_exclude=False,
+            metadata={'contention_priority': '3'},
+            flavor_extra_specs={'hw:numa_nodes': '1'})
+        node = element.ComputeNode(
+            uuid='n', hostname='h', status='disabled', state='up',
+            disabled_reason='maintenance', memory=1024, disk=10, vcpus=8,
+            memory_mb_reserved=64, disk_gb_reserved=1, vcpu_reserved=1,
+            vcpu_ratio=4.0, memory_ratio=1.5, disk_ratio=1.0)
+        for obj in (inst, node):
+            for name in type(obj).fields:
+                if obj.obj_attr_is_set(name):
+                    self.assertEqual(getattr(obj, name),
+                                     view._attr(obj, name, 'default'),
+                                     name)
+
+    def test_a_field_never_set_reads_as_the_default(self):
+        inst = element.Instance(uuid='u', state='active')
+        unset = [n for n in type(inst).fields
+                 if not inst.obj_attr_is_set(n)]
+        self.assertIn('metadata', unset)
+        self.assertIn('vcpus', unset)
+        for name in unset:
+            self.assertEqual('default', view._attr(inst, name, 'default'))
+
+    def test_plain_objects_are_read_through_their_attributes(self):
+        class Plain:
+            vcpus = 4
+            locked = None
+        self.assertEqual(4, view._attr(Plain(), 'vcpus', 0))
+        self.assertEqual(False, view._attr(Plain(), 'locked', False))
+        self.assertEqual('x', view._attr(Plain(), 'memory', 'x'))
+
+    def test_the_inventory_says_why_an_instance_may_not_move(self):
+        inst = element.Instance(uuid='u', state='paused', vcpus=2,
+                                memory=512, disk=1)
+        row = view._instance(inst, 'h')
+        self.assertEqual('not_active: the instance is paused', row.unmovable)
+        self.assertEqual((2, 512, 1.0), (row.vcpus, row.memory_mib,
+                                         row.disk_gb))
