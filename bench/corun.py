@@ -30,7 +30,7 @@ alone) and profiles derived by one rule per microbenchmark kind
 every pair. :func:`compare` reports both side by side with Spearman's
 rank correlation and the median relative error of the slowdowns, and
 :func:`self_agreement` how well the machine's own repeats rank the same
-pairs (the ceiling of any model's rank correlation on that run). Every
+pairs (what a model's rank correlation can be judged against). Every
 simulator figure is labelled simulated.
 
 A measured run is kept in ``doc/benchmarks/corun-run.json``;
@@ -360,43 +360,49 @@ def spearman(x, y):
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
+def _alone(samples, works):
+    """{workload: its median figure alone}."""
+    return {w.name: float(np.median(samples[('alone', w.name)]))
+            for w in works}
+
+
+def _slowdown(work, value, alone):
+    """Time beside / time alone of one figure of ``work`` (any unit)."""
+    return (alone[work.name] / value if work.higher_is_better
+            else value / alone[work.name])
+
+
 def slowdowns(samples, works):
     """Measured slowdowns (time beside / time alone): median, min, max."""
     by_name = {w.name: w for w in works}
-    alone = {w.name: float(np.median(samples[('alone', w.name)]))
-             for w in works}
+    alone = _alone(samples, works)
     out = {}
     for key, values in samples.items():
         if key[0] == 'alone':
             continue
-        w = by_name[key[0]]
-        ratios = [(alone[w.name] / v if w.higher_is_better
-                   else v / alone[w.name]) for v in values]
+        ratios = [_slowdown(by_name[key[0]], v, alone) for v in values]
         out[key] = (float(np.median(ratios)), float(min(ratios)),
                     float(max(ratios)))
     return alone, out
 
 
 def self_agreement(samples, works):
-    """How well the machine agrees with itself, as the ceiling of a model.
+    """How well the machine agrees with itself: a model's ceiling.
 
     Spearman's rank correlation of the ordered pairs' slowdowns between
     two repeats of the same run, for every two repeats; returns the
-    median (None with fewer than two repeats). A model can rank the
-    pairs no better than the machine ranks them twice in a row.
+    median (None with fewer than two repeats). Where the machine ranks
+    the pairs this inconsistently, a model's rank correlation against the
+    medians measures the machine's noise as much as the model.
     """
     by_name = {w.name: w for w in works}
-    alone = {w.name: float(np.median(samples[('alone', w.name)]))
-             for w in works}
+    alone = _alone(samples, works)
     keys = sorted(k for k in samples if k[0] != 'alone')
     repeats = min(len(samples[k]) for k in keys) if keys else 0
 
-    def ratio(key, i):
-        w = by_name[key[0]]
-        value = samples[key][i]
-        return (alone[w.name] / value if w.higher_is_better
-                else value / alone[w.name])
-    rhos = [spearman([ratio(k, i) for k in keys], [ratio(k, j) for k in keys])
+    def ranked(i):
+        return [_slowdown(by_name[k[0]], samples[k][i], alone) for k in keys]
+    rhos = [spearman(ranked(i), ranked(j))
             for i in range(repeats) for j in range(i + 1, repeats)]
     return float(np.median(rhos)) if rhos else None
 

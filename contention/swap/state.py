@@ -121,13 +121,12 @@ class State:
         used[2] += sign * inst.disk_gb
         if socket is not None:
             self.cell_used[(host, socket)][0] += sign * vcpus
-        mem_socket = (socket if inst.memory_node is None
-                      else self.memory_socket(inst))
+        mem_socket = self.memory_socket(inst)
         if mem_socket is not None:
             self.cell_used[(host, mem_socket)][1] += sign * inst.memory_mib
         llc = inst.llc_misses_per_s
         misses = llc or 0.0
-        key = host if self.unit == HOST else (host, socket)
+        key = self.key(inst)
         self.load[key] += sign * misses * self.unit_weight.get(key, 1.0)
         if socket is None or llc is None:
             return
