@@ -501,9 +501,7 @@ def rows_merlin():
             'our choice) finds two nodes further apart than its heaviest '
             'instance\'s MPKI; neither happens on this mix'))
         if mix == 'merlin-mix1':
-            vold = {p: 1.0 / min(v.perf_min for v in r.vms
-                                 if v.profile == 'voldemort') - 1.0
-                    for p, r in res.items()}
+            vold = {p: _worst(r, ('voldemort',)) for p, r in res.items()}
             for p, paper in (('local', 0.23), ('low_cost', 0.22)):
                 rows.append(Row(
                     'Merlin 5.2.1, Figure 7',
@@ -518,16 +516,14 @@ def rows_merlin():
                     'co-runners; its worst epoch is beside '
                     'Matrix-Multiplication at its busiest: %s' % _TRIGGERS))
         if mix == 'merlin-mix2':
-            vold = 1.0 / min(v.perf_min for v in res['random'].vms
-                             if v.profile == 'voldemort') - 1.0
+            vold = _worst(res['random'], ('voldemort',))
             rows.append(Row(
                 'Merlin 5.2.2, Figure 8',
                 'the Random policy hurts Voldemort\'s response times',
                 'by up to 23 %', 'merlin-mix2, policy random: Voldemort\'s '
                 'worst epoch', pct(vold), judge_value(0.23, vold)))
         if mix == 'merlin-mix3':
-            dar = 1.0 / min(v.perf_min for v in res['local'].vms
-                            if v.profile == 'darwin') - 1.0
+            dar = _worst(res['local'], ('darwin',))
             rows.append(Row(
                 'Merlin 5.3, Figure 9',
                 'the Local policy hurts the Darwin server', 'degradation '
