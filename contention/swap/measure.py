@@ -145,6 +145,13 @@ def pressure(instances, th=classify.DEFAULT_THRESHOLDS):
     return sum(sensitivity(i, th) * (load - misses(i)) for i in instances)
 
 
+#: What a miss served by another socket's memory costs over a local one,
+#: unloaded, as a share of the local latency: Liu & Li section 1, with QPI
+#: and HyperTransport "the difference between local and remote memory
+#: access latencies can be minimized within 30 %". The harm check's
+#: bound on the misses a re-pin leaves remote (``harm._remote_harm``).
+REMOTE_PENALTY = 0.3
+
 #: Below this share of its allowed CPU an instance is serving requests
 #: (:func:`serving`); a CPU-bound code uses all of it.
 SERVING_UTIL = 0.97

@@ -116,7 +116,10 @@ class SwapParameters:
              'prediction, the co-runner LLC misses an instance faces, '
              'times its sensitivity, may not rise by more than this '
              'fraction of an average socket\'s load (or of what it faced, '
-             'if more).')
+             'if more), nor may the share of its own LLC misses a re-pin '
+             'leaves on another socket\'s memory, times the remote '
+             'penalty (%g) and its sensitivity, rise by more than this '
+             'fraction.' % measure.REMOTE_PENALTY)
     max_latency_harm: float = _field(
         0.02, minimum=0, maximum=1,
         help='max_vm_harm for latency services (a flavor\'s '

@@ -166,15 +166,24 @@ class State:
         terms = []
         for host, socket in set(keys):
             for inst in self.on_host[host].values():
-                if inst.socket != socket or inst.socket is None:
-                    continue
-                mem = self.memory_socket(inst)
-                if mem is None or mem == inst.socket:
-                    continue
-                ratio = inst.remote_memory_ratio
-                terms.append(measure.misses(inst) * (
-                    1.0 if ratio is None else min(1.0, max(0.0, ratio))))
+                if inst.socket == socket and inst.socket is not None:
+                    terms.append(self.own_remote_misses(inst))
         return math.fsum(terms)
+
+    def own_remote_misses(self, inst):
+        """``inst``'s LLC misses/s that reach another socket's memory.
+
+        Its misses times the fraction of its memory away from its vCPUs'
+        socket (see :meth:`remote_misses`); 0 where either is unknown.
+        """
+        if inst.socket is None:
+            return 0.0
+        mem = self.memory_socket(inst)
+        if mem is None or mem == inst.socket:
+            return 0.0
+        ratio = inst.remote_memory_ratio
+        return measure.misses(inst) * (
+            1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
     def co_load(self, inst):
         """:func:`measure.co_load` of ``inst`` now."""
@@ -224,10 +233,14 @@ class State:
         sock = self.socket_view(host, socket)
         node = (sock.nodes[0] if sock is not None and len(sock.nodes) == 1
                 else None)
+        changes = {}
+        if not move_memory and socket != old.socket:
+            # the report's ratio described the old vCPU socket
+            changes['remote_memory_ratio'] = None
         self._remove(old)
         new = replace_instance(old, host=host, socket=socket, node=node,
                                last_moved_at=self.now,
-                               memory_node=memory_node)
+                               memory_node=memory_node, **changes)
         self.moved.add(uuid)
         self.inst[uuid] = new
         self._add(new)

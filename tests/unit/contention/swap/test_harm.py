@@ -240,7 +240,8 @@ class TestServing(testtools.TestCase):
     def test_a_repaired_service_may_get_new_neighbours(self):
         # 'r' serves requests on socket 1 with its memory on socket 0:
         # moving its vCPUs to its memory puts it beside 'b', and repairs
-        # it; the same move without remote memory is not a repair.
+        # it; the same move of a service whose memory is local (taken
+        # along) is not a repair, and the new neighbour is judged.
         view = v.view([v.host('a', cpus=8)], [
             v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
                  remote_memory_ratio=1.0, mf=0.1),
@@ -251,6 +252,8 @@ class TestServing(testtools.TestCase):
         self.assertEqual(plan.actions, harm.check(view, plan, PARAMS).actions)
         local = dataclasses.replace(view, instances=tuple(
             dataclasses.replace(i, memory_node=None) for i in view.instances))
+        plan = cluster.Plan(actions=(
+            cluster.Repin('r', 'a', 0, move_memory=True),))
         out = harm.check(local, plan, PARAMS)
         self.assertEqual((), out.actions)
         self.assertIn('r serves requests', out.skipped[0].reason)
@@ -287,7 +290,7 @@ class TestServing(testtools.TestCase):
             v.vm('c', 'b', 0.1 * M, socket=0, cpu_util=1.0, mf=0.01)])
 
     def test_a_re_pin_waits_for_the_migration_of_whom_it_hurts(self):
-        re_pin = cluster.Repin('y', 'a', 0)
+        re_pin = cluster.Repin('y', 'a', 0, move_memory=True)
         out = harm.check(self._lopsided(), cluster.Plan(actions=(re_pin,)),
                          PARAMS)
         self.assertEqual((), out.actions)
@@ -323,6 +326,57 @@ class TestServing(testtools.TestCase):
                       plan.actions)
         self.assertNotIn(cluster.Repin('r', 'a', 0, move_memory=False),
                          plan.actions)
+
+
+class TestOwnRemoteMemory(testtools.TestCase):
+    """Without a model, a re-pin may not leave a VM's memory behind."""
+
+    def _view(self, mf):
+        # 'c' and a streamer 'h' share socket 0, their memory local;
+        # socket 1 holds a light VM. Moving 'c' to socket 1 evens the
+        # LLC misses (Ahn et al.'s cache-aware re-pin moves vCPUs only).
+        return v.view([v.host('a', cpus=8)], [
+            v.vm('c', 'a', 20 * M, socket=0, mf=mf, remote_memory_ratio=0.0),
+            v.vm('h', 'a', 60 * M, socket=0, mf=0.9, remote_memory_ratio=0.0),
+            v.vm('l', 'a', 1 * M, socket=1, mf=0.05,
+                 remote_memory_ratio=0.0)])
+
+    def test_leaving_a_sensitive_vm_s_memory_behind_is_dropped(self):
+        plan = cluster.Plan(actions=(
+            cluster.Repin('c', 'a', 1, move_memory=False),))
+        out = harm.check(self._view(0.5), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        reason = out.skipped[0].reason
+        # All of its misses go remote: 100 % x 0.3 x MF 0.5 = 15 % > 5 %.
+        self.assertTrue(reason.startswith('harm_bound: c would send 100% '
+                                          'more'), reason)
+        self.assertIn('estimated slowdown 15.0%', reason)
+
+    def test_with_its_memory_the_same_move_passes(self):
+        plan = cluster.Plan(actions=(
+            cluster.Repin('c', 'a', 1, move_memory=True),))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(0.5), plan, PARAMS).actions)
+
+    def test_an_insensitive_vm_may_leave_its_memory(self):
+        # 100 % x 0.3 x MF 0.1 = 3 %, within max_vm_harm.
+        plan = cluster.Plan(actions=(
+            cluster.Repin('c', 'a', 1, move_memory=False),))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(0.1), plan, PARAMS).actions)
+
+    def test_state_counts_the_memory_left_behind(self):
+        state = state_mod.State(self._view(0.5))
+        self.assertEqual(0.0, state.own_remote_misses(state.inst['c']))
+        before = state.inst['c']
+        state.move('c', 'a', 1, move_memory=False)
+        # The report's ratio (0: all local) described socket 0.
+        self.assertEqual(20 * M, state.own_remote_misses(state.inst['c']))
+        self.assertEqual(20 * M, state.remote_misses([('a', 1)]))
+        state.move('c', 'a', 0, move_memory=False)
+        self.assertEqual(0.0, state.own_remote_misses(state.inst['c']))
+        state.restore(before)
+        self.assertEqual(0.0, state.remote_misses([('a', 0), ('a', 1)]))
 
 
 class TestWouldUndo(testtools.TestCase):
