@@ -547,7 +547,7 @@ def _estimate_harm(state, inst, before, params, baseline, exempt):
         now = then + measure.co_load(arrived, inst, state.hosts[inst.host],
                                      state.socket_weight)
     else:
-        now = state.co_load(inst)
+        now = state.co_load(inst, worst=True)
     if not measure.hurt(before, then, now, params.max_vm_harm,
                         params.max_latency_harm, state.typical_load,
                         state.thresholds):

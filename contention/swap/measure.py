@@ -5,6 +5,7 @@ arbitrates by who suffers from them. These are the quantities both read,
 over a view's instances, with no state of their own.
 """
 
+import dataclasses
 import math
 
 from contention import classify
@@ -174,7 +175,7 @@ def serving(inst):
     return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
 
 
-def co_load(instances, inst, host, weights):
+def co_load(instances, inst, host, weights, worst=False):
     """Weighted LLC misses/s of ``inst``'s co-runners on its socket.
 
     ``instances`` are those of its ``host`` (a HostView); ``weights`` the
@@ -182,12 +183,18 @@ def co_load(instances, inst, host, weights):
     unknown (a migration that let the host choose) runs on any of the
     host's sockets: it counts evenly on each, as in :func:`socket_loads`,
     and faces an even share of the host's other instances, at the mean
-    weight of its sockets.
+    weight of its sockets; with ``worst``, the load of the socket where it
+    would face the most (the harm check's reading of a migration that
+    lets the host choose the socket: the plan cannot choose it).
     """
     keys = [(host.name, sock.id) for sock in host.sockets]
     if inst.socket is None:
         if not keys:
             return 0.0
+        if worst:
+            return max(co_load(instances, dataclasses.replace(
+                inst, socket=sock.id), host, weights)
+                for sock in host.sockets)
         total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
         weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
         return total / len(keys) * weight

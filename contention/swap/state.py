@@ -185,10 +185,11 @@ class State:
         return measure.misses(inst) * (
             1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
-    def co_load(self, inst):
+    def co_load(self, inst, worst=False):
         """:func:`measure.co_load` of ``inst`` now."""
         return measure.co_load(self.on_host[inst.host].values(), inst,
-                               self.hosts[inst.host], self.socket_weight)
+                               self.hosts[inst.host], self.socket_weight,
+                               worst=worst)
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.

@@ -379,6 +379,41 @@ class TestOwnRemoteMemory(testtools.TestCase):
         self.assertEqual(0.0, state.remote_misses([('a', 0), ('a', 1)]))
 
 
+class TestHostChoosesTheSocket(testtools.TestCase):
+    """A migration that lets the host choose the socket: judge the worst."""
+
+    def _view(self):
+        # 's' (little to lose: MF 0.05) leaves 'a' for 'b', whose socket 0
+        # holds a streamer and socket 1 nothing; 'c' sets the average load.
+        return v.view([v.host('a'), v.host('b'), v.host('c')], [
+            v.vm('s', 'a', 1 * M, socket=0, mf=0.05),
+            v.vm('h', 'b', 40 * M, socket=0, mf=0.9),
+            v.vm('c0', 'c', 60 * M, socket=0, mf=0.9),
+            v.vm('c1', 'c', 60 * M, socket=1, mf=0.9)])
+
+    def test_co_load_of_the_worst_socket(self):
+        view = self._view()
+        moved = dataclasses.replace(view.instance('s'), host='b', socket=None)
+        here = [i for i in view.instances if i.host == 'b'] + [moved]
+        host = view.host('b')
+        self.assertEqual(20 * M, measure.co_load(here, moved, host, {}))
+        self.assertEqual(40 * M, measure.co_load(here, moved, host, {},
+                                                 worst=True))
+
+    def test_the_streamer_s_socket_decides(self):
+        # An even share of the host (20 M more, x MF 0.05 = 1 M) is within
+        # 5 % of an average socket's 26.8 M; beside the streamer (2 M) not.
+        plan = cluster.Plan(actions=(cluster.Migrate('s', 'a', 'b', None),))
+        out = harm.check(self._view(), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertTrue(out.skipped[0].reason.startswith(
+            'harm_bound: s has sensitivity 0.05'), out.skipped[0].reason)
+        # To the empty socket, it may go.
+        plan = cluster.Plan(actions=(cluster.Migrate('s', 'a', 'b', 1),))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(), plan, PARAMS).actions)
+
+
 class TestWouldUndo(testtools.TestCase):
 
     def test_move_back_within_cooldown_is_dropped(self):
