@@ -289,23 +289,42 @@ def win_tie_loss(family, mine, peer, tie=TIE):
     return tuple(out)
 
 
+def keeps_bounds(figures):
+    """Whether a row's :func:`cluster_figures` keep issue 19's bounds.
+
+    It lowers neither the mean by more than MEAN_BOUND nor any VM by more
+    than HARM_BOUND.
+    """
+    return (figures['gain'] >= -MEAN_BOUND
+            and figures['vm_worst'] >= -HARM_BOUND)
+
+
 def family_targets(family, ours, peers, stabilization):
     """Issue 19's targets over the family, for each of our rows.
 
-    {label: dict(no_harm, peers_share, share_median, share_p5,
-    fewer_migrations)}: no_harm, clusters where the row neither lowers the
-    mean by more than MEAN_BOUND nor any VM by more than HARM_BOUND;
-    peers_share, the share of clusters where it is at least as good as
-    every peer; fewer_migrations, (met, both gained) over the clusters
-    where it and ``stabilization`` both gained.
+    {label: dict(no_harm, peers_share, fair_share, share_median, share_p5,
+    fewer_migrations)}: no_harm, clusters where the row keeps the bounds
+    (:func:`keeps_bounds`); peers_share, the share of clusters where it is
+    at least as good as every peer; fair_share, the same against the
+    peers that keep the bounds on that cluster (a peer that buys its mean
+    by slowing one VM past them is a plan issue 19 forbids ours);
+    fewer_migrations, (met, both gained) over the clusters where it and
+    ``stabilization`` both gained.
     """
     out = {}
     for label in ours:
         figs = {n: cluster_figures(rows, label)
                 for n, (_, rows) in family.items() if label in rows}
-        good = [n for n, (_, rows) in family.items() if n in figs and all(
-            rows[label].perf_mean >= rows[p].perf_mean - TIE
-            for p in peers if p in rows)]
+
+        def beats(rows, fair):
+            return all(rows[label].perf_mean >= rows[p].perf_mean - TIE
+                       for p in peers if p in rows and (
+                           not fair or keeps_bounds(
+                               cluster_figures(rows, p))))
+        good = [n for n, (_, rows) in family.items()
+                if n in figs and beats(rows, False)]
+        fair = [n for n, (_, rows) in family.items()
+                if n in figs and beats(rows, True)]
         both = [n for n, (_, rows) in family.items()
                 if n in figs and stabilization in rows
                 and figs[n]['gain'] > TIE
@@ -316,10 +335,9 @@ def family_targets(family, ours, peers, stabilization):
                  < family[n][1][stabilization].migrations]
         shares = spread([f['share'] for f in figs.values()])
         out[label] = dict(
-            no_harm=sum(f['gain'] >= -MEAN_BOUND
-                        and f['vm_worst'] >= -HARM_BOUND
-                        for f in figs.values()),
+            no_harm=sum(keeps_bounds(f) for f in figs.values()),
             clusters=len(figs), peers_share=len(good) / max(1, len(figs)),
+            fair_share=len(fair) / max(1, len(figs)),
             share_median=shares[0] if shares else None,
             share_p5=shares[1] if shares else None,
             fewer_migrations=(len(fewer), len(both)))

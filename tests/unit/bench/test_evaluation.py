@@ -305,9 +305,26 @@ class TestFamilyVerdict(testtools.TestCase):
             'watcher workload_stabilization')['ours']
         self.assertEqual(1, t['no_harm'])          # only b
         self.assertAlmostEqual(2 / 3.0, t['peers_share'])
+        # c's peer keeps the bounds (it does nothing): still a loss
+        self.assertAlmostEqual(2 / 3.0, t['fair_share'])
         # a and b gained under both; fewer migrations only on b
         self.assertEqual((1, 2), t['fewer_migrations'])
         self.assertAlmostEqual(0.75, t['share_median'])
+
+    def test_a_peer_that_harms_a_vm_is_left_out_of_the_fair_share(self):
+        fam = self._family()
+        # the peer gains 5 % by slowing x by 40 %; ours does nothing
+        fam['d'] = (None, {
+            'none': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+            'ours': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+            'peer': _outcome(0.525, {'x': 0.3, 'y': 0.75})})
+        t = verdict.family_targets(fam, ['ours'], ['peer'], 'none')['ours']
+        self.assertAlmostEqual(2 / 4.0, t['peers_share'])   # a, b
+        self.assertAlmostEqual(3 / 4.0, t['fair_share'])    # a, b, d
+        self.assertFalse(verdict.keeps_bounds(
+            verdict.cluster_figures(fam['d'][1], 'peer')))
+        self.assertTrue(verdict.keeps_bounds(
+            verdict.cluster_figures(fam['d'][1], 'ours')))
 
     def test_worst_clusters_lead_with_the_largest_vm_fall(self):
         worst = verdict.worst_clusters(self._family(), 'ours', count=2)
