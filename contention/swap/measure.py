@@ -5,7 +5,6 @@ arbitrates by who suffers from them. These are the quantities both read,
 over a view's instances, with no state of their own.
 """
 
-import dataclasses
 import math
 
 from contention import classify
@@ -188,25 +187,30 @@ def co_load(instances, inst, host, weights, worst=False):
     lets the host choose the socket: the plan cannot choose it).
     """
     keys = [(host.name, sock.id) for sock in host.sockets]
-    if inst.socket is None:
-        if not keys:
-            return 0.0
-        if worst:
-            return max(co_load(instances, dataclasses.replace(
-                inst, socket=sock.id), host, weights)
-                for sock in host.sockets)
-        total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
-        weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
-        return total / len(keys) * weight
+    if inst.socket is not None:
+        return _co_load_on(instances, inst.uuid, host, inst.socket, weights)
+    if not keys:
+        return 0.0
+    if worst:
+        return max(_co_load_on(instances, inst.uuid, host, sock.id, weights)
+                   for sock in host.sockets)
+    total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
+    weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
+    return total / len(keys) * weight
+
+
+def _co_load_on(instances, uuid, host, socket, weights):
+    """:func:`co_load` of instance ``uuid`` were it on ``socket``."""
+    n = len(host.sockets)
     total = 0.0
     for other in instances:
-        if other.uuid == inst.uuid:
+        if other.uuid == uuid:
             continue
-        if other.socket == inst.socket:
+        if other.socket == socket:
             total += misses(other)
-        elif other.socket is None and keys:
-            total += misses(other) / len(keys)
-    return total * weights.get((inst.host, inst.socket), 1.0)
+        elif other.socket is None and n:
+            total += misses(other) / n
+    return total * weights.get((host.name, socket), 1.0)
 
 
 def core_overflow(instances, host, socket):

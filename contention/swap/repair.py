@@ -63,7 +63,7 @@ def numa_repair(state, params, skipped, memory_following_only=False):
             continue
         remote = []
         for inst in state.on_host[host.name].values():
-            mem_socket, ratio = _remote(state, inst)
+            mem_socket, ratio = state.remote_share(inst)
             if (mem_socket is None or not inst.movable
                     or inst.llc_misses_per_s is None or feasibility.numa_bound(inst)
                     or arbitration.in_cooldown(inst, state.now,
@@ -116,22 +116,6 @@ def numa_repair(state, params, skipped, memory_following_only=False):
                 state.apply(action)
                 actions.append(action)
     return actions
-
-
-def _remote(state, inst):
-    """(socket holding most of ``inst``'s memory, remote fraction).
-
-    (None, 0.0) when the memory is on the socket of its vCPUs or either is
-    unknown. The fraction is the report's ``remote_memory_ratio`` when it
-    has one, else all of it (the view only says where most of it is).
-    """
-    if inst.socket is None:
-        return None, 0.0
-    mem_socket = state.memory_socket(inst)
-    if mem_socket is None or mem_socket == inst.socket:
-        return None, 0.0
-    ratio = inst.remote_memory_ratio
-    return mem_socket, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
 
 
 def _try_repair(state, moves, params, candidates):

@@ -170,20 +170,28 @@ class State:
                     terms.append(self.own_remote_misses(inst))
         return math.fsum(terms)
 
+    def remote_share(self, inst):
+        """(socket holding most of ``inst``'s memory, remote fraction).
+
+        (None, 0.0) when the memory is on the socket of its vCPUs or
+        either is unknown. The fraction is the report's
+        ``remote_memory_ratio`` when it has one, else all of it (the view
+        only says where most of it is).
+        """
+        if inst.socket is None:
+            return None, 0.0
+        mem = self.memory_socket(inst)
+        if mem is None or mem == inst.socket:
+            return None, 0.0
+        ratio = inst.remote_memory_ratio
+        return mem, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
+
     def own_remote_misses(self, inst):
         """``inst``'s LLC misses/s that reach another socket's memory.
 
-        Its misses times the fraction of its memory away from its vCPUs'
-        socket (see :meth:`remote_misses`); 0 where either is unknown.
+        Its misses times its remote fraction (:meth:`remote_share`).
         """
-        if inst.socket is None:
-            return 0.0
-        mem = self.memory_socket(inst)
-        if mem is None or mem == inst.socket:
-            return 0.0
-        ratio = inst.remote_memory_ratio
-        return measure.misses(inst) * (
-            1.0 if ratio is None else min(1.0, max(0.0, ratio)))
+        return measure.misses(inst) * self.remote_share(inst)[1]
 
     def co_load(self, inst, worst=False):
         """:func:`measure.co_load` of ``inst`` now."""
