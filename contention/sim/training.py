@@ -36,8 +36,9 @@ open; also in ``doc/nova.md``):
 * performance is the solver's normalised performance
   (:func:`contention.sim.solver.normalised_performance`, relative to the
   workload alone on its own node) divided by the best the workload
-  reaches alone, on its own node or spread over the first 1..N nodes of
-  the host, and capped at 1: "relative to running alone in its best
+  reaches alone, on its own node or spread over the first k nodes of
+  the host for every k that divides its vCPUs (the spreads Nova can
+  give it), and capped at 1: "relative to running alone in its best
   placement";
 * a co-runner's ratio is its normalised performance with the workload
   divided by without it;
@@ -220,13 +221,21 @@ class SimulatorPerformance(object):
         """The best normalised performance of a profile alone on the host.
 
         Over its own node (the solver's reference, 1.0) and an even spread
-        over the first k usable nodes, k = 1..N.
+        over the first k usable nodes, for every k of 1..N that divides
+        its vCPUs: the balanced placements of the placement-model paper's
+        Algorithm 1 (:func:`contention.perfmodel.concerns.possible_scores`),
+        and the only spreads Nova gives a flavor (``hw:numa_nodes`` must
+        divide the vCPUs, ``ImageNUMATopologyAsymmetric``). A 1-vCPU
+        service "spread" over two nodes would otherwise set its
+        reference: the solver lends its one vCPU both nodes' caches.
         """
         if name not in self._best:
             prof = self.profiles[name]
             nodes = self.host.model.node_ids
             best = 1.0
             for k in range(1, len(nodes) + 1):
+                if prof.vcpus % k:
+                    continue
                 perf = self._solve([(prof, tuple(nodes[:k]))])
                 best = max(best, float(perf[0]))
             self._best[name] = best

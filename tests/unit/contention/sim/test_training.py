@@ -85,6 +85,28 @@ class TrainingSourceTest(testtools.TestCase):
         self.assertEqual(3, len(hurt.corunner_performance))
         self.assertTrue(all(r < 1.0 for r in hurt.corunner_performance))
 
+    def test_the_best_alone_is_a_spread_nova_can_give(self):
+        # A busy 1-vCPU service whose working set (14 MiB) overflows its
+        # node's 12 MiB LLC: "spread" over both nodes the solver lends its
+        # one vCPU both caches and its response time improves almost
+        # twofold, but Nova cannot split one vCPU over two NUMA nodes, so
+        # the label's reference stays its own node.
+        from contention.sim import profiles
+        service = dict(base_cpi=0.64, llc_apki=4.35, mr_min=0.2,
+                       working_set_mib=13.9, mlp=2.84, memory_mib=2048,
+                       cpu_demand=0.936, metric='latency')
+        one = profiles.WorkloadProfile(name='one', vcpus=1, **service)
+        two = profiles.WorkloadProfile(name='two', vcpus=2, **service)
+        _, hw = training.main_hardware(scenario.load('ahn-wl1'))
+        source = training.SimulatorPerformance(hw, {'one': one, 'two': two})
+        nodes = tuple(source.host.model.node_ids[:2])
+        self.assertGreater(float(source._solve([(one, nodes)])[0]), 1.5)
+        self.assertEqual(1.0, source.best_alone('one'))
+        # two vCPUs may take a node each: that spread sets the reference
+        spread = float(source._solve([(two, nodes)])[0])
+        self.assertGreater(spread, 1.0)
+        self.assertEqual(spread, source.best_alone('two'))
+
     def test_cpu_bound_newcomer_barely_hurts(self):
         topology, wl, source = _parts()
         co = (datasets.CoRunner(wl['soplex'], frozenset([0]), 1),)
