@@ -20,7 +20,10 @@ exchange, later actions of the same instance):
 * ``harm_bound``: an action after which an instance's predicted
   performance is more than ``max_vm_harm`` (``max_latency_harm`` for a
   latency service) below its value before the plan; where the model does
-  not value the instance, an action after which the co-runner LLC misses
+  not value the instance (no profile for its class, or the model is
+  unsure of the row: :mod:`contention.perfmodel.confidence`, counted in
+  the mix values' ``abstentions``), an action after which the co-runner
+  LLC misses
   it faces, its share of the CPU it wants or the share of its own misses
   left on another socket's memory move by more than the bound allows
   (:func:`_estimate_harm`, :func:`measure.hurt`).
@@ -38,15 +41,16 @@ prediction where it values every class, else the audit's own contention
 estimate, :func:`measure.pressure`, must not rise). The per-instance
 prediction is the placement model's (paper 003, sections 5-7: an
 instance's normalised performance beside its socket's co-runners); where
-it knows no class for an instance, the check abstains for it and says so
-(a ``harm_unchecked`` entry in the plan's skipped list; the action runs,
-judged by the contention estimate only).
+it knows no class for an instance, or is unsure of its row, the check
+abstains for it and says so (a ``harm_unchecked`` entry in the plan's
+skipped list; the action runs, judged by the contention estimate only).
 """
 
 import math
 
 from contention import classify
 from contention import cluster
+from contention.perfmodel import confidence
 from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.swap import feasibility
@@ -71,8 +75,8 @@ REASONS = {
     'plan_lowers_mean': 'the plan would lower the predicted mean '
                         'performance; nothing is proposed',
     'harm_unchecked': 'not a skip: the action runs, but the model has no '
-                      'profile for the instance, so only the contention '
-                      'estimate judged it',
+                      'profile for the instance or is unsure of it, so '
+                      'only the contention estimate judged it',
 }
 
 _EPS = 1e-9
@@ -136,7 +140,8 @@ def check(view, plan, params, move_log=None, mix_values=None,
         emptied = 'plan_lowers_mean: ' + REASONS['plan_lowers_mean']
     for uuid in sorted(predictor.unchecked & _instances(kept)):
         skipped.append(cluster.Skipped(
-            uuid, 'harm_unchecked: no model profile for its class'))
+            uuid, 'harm_unchecked: no model profile for its class, or the '
+            'model is unsure of it'))
     if tuple(kept) == plan.actions and len(skipped) == len(plan.skipped):
         return plan
     return cluster.Plan(
@@ -372,14 +377,18 @@ class Predictor:
     """Per-instance predicted performance from the placement model.
 
     ``mix_values`` (:class:`contention.perfmodel.mixes.MixValues`) holds
-    the model and the class profiles; an instance whose socket holds a
-    class it has no profile for has no prediction (recorded in
-    ``unchecked``).
+    the model, the class profiles and the confidence limits; an instance
+    whose socket holds a class it has no profile for has no prediction
+    (recorded in ``unchecked``), nor has one whose row the model is
+    unsure of (a guess would decide the harm; counted in the mix values'
+    ``abstentions``, as the model check's abstentions are).
     """
 
     def __init__(self, mix_values):
+        self.values = mix_values
         self.model = getattr(mix_values, 'model', None)
         self.profiles = getattr(mix_values, 'profiles', None)
+        self.limits = getattr(mix_values, 'limits', confidence.Limits())
         self.unchecked = set()
         self._memo = {}
 
@@ -404,13 +413,24 @@ class Predictor:
                       for k, c in mix if c - (k == own) > 0]
             row = features.feature_row(self.profiles[own],
                                        mixes.cell_beside(cpus, others))
-            perf = float(self.model.predict([row])[0][0])
-            if math.isnan(perf):
-                self.unchecked.add(inst.uuid)
-                return None
-            self._memo[item] = (perf, bool(getattr(
-                self.profiles[own], 'latency', False)))
+            self._memo[item] = self._predict(row, own)
+        if self._memo[item] is None:
+            self.unchecked.add(inst.uuid)
         return self._memo[item]
+
+    def _predict(self, row, own):
+        """(performance, latency service), or None when it is unsure."""
+        if hasattr(self.model, 'predict_confident'):
+            prediction = self.model.predict_confident([row])
+            perf = float(prediction.values[0][0])
+            if confidence.judge(prediction, self.limits)[0]:
+                self.values.abstentions += 1
+                return None
+        else:   # a model without confidence measures is taken as sure
+            perf = float(self.model.predict([row])[0][0])
+        if math.isnan(perf):
+            return None
+        return perf, bool(getattr(self.profiles[own], 'latency', False))
 
 
 def _touched_instances(state, keys):

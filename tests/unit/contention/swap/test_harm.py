@@ -14,6 +14,7 @@ import testtools
 from contention import cluster
 from contention.perfmodel import features
 from contention.perfmodel import mixes
+from contention.perfmodel import models
 from contention import swap
 from contention.swap import harm
 from contention.swap import measure
@@ -149,6 +150,42 @@ class TestHarmBound(testtools.TestCase):
         out = harm.check(view, plan, PARAMS, mix_values=mix_values_for(view))
         self.assertEqual(plan.actions, out.actions)
         self.assertEqual('harm_unchecked', out.skipped[0].reason[:14])
+
+
+class UnsureCrowdModel(CrowdModel):
+    """The stand-in, with trees that disagree on rows of a busy socket."""
+
+    def predict_confident(self, rows):
+        values = np.column_stack([self.predict(rows)[:, 0],
+                                  np.zeros(len(rows))])
+        co = np.nansum(np.asarray(rows, float)[:, self.CO], axis=1)
+        return models.Prediction(values, np.where(co > 0, 0.5, 0.0),
+                                 np.zeros(len(rows)),
+                                 np.full(len(rows), -1))
+
+
+class TestUnsureModel(testtools.TestCase):
+    """Where the model is unsure, the contention estimate judges."""
+
+    _view = TestHarmBound._view
+
+    def test_an_unsure_prediction_does_not_decide_the_harm(self):
+        view = self._view()
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        sure = harm.check(view, plan, PARAMS,
+                          mix_values=mix_values_for(view))
+        self.assertIn("harm_bound: s's predicted performance",
+                      ' '.join(s.reason for s in sure.skipped))
+        values = mixes.MixValues(UnsureCrowdModel(), mixes.class_profiles(
+            view.instances, measure.mix_class))
+        out = harm.check(view, plan, PARAMS, mix_values=values)
+        reasons = ' '.join(s.reason for s in out.skipped)
+        # still dropped, by the estimate (the co-runner's misses), not by
+        # a guess; and the abstention is counted
+        self.assertEqual((), out.actions)
+        self.assertNotIn('predicted performance', reasons)
+        self.assertIn('harm_bound', reasons)
+        self.assertGreater(values.abstentions, 0)
 
 
 class TestCpuShare(testtools.TestCase):
