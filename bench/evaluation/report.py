@@ -721,6 +721,7 @@ def model_check_analysis(results, checks):
     notes = sorted({note for n in names
                     for note in results[n][1][MIX][0].notes
                     if 'model check trained' in note})
+    unsure = {n: results[n][1][MIX][0].model_abstentions for n in names}
     return ['**The model check** (row `%s`; `[watcher_strategies.'
             'numa_aware_swap] mix_model` in Watcher). The same strategy, '
             'each swap also taken only if the placement model predicts the '
@@ -745,14 +746,19 @@ def model_check_analysis(results, checks):
             'for this evaluation and not shipped) did about as well on '
             'ahn-wl1, wl2, wl4 and wl5 but re-pinned back and forth on the '
             'Merlin mixes as demand phases changed the counters, and with a '
-            'cool-down on those re-pins ended below this row there.%s' % (
+            'cool-down on those re-pins ended below this row there. The '
+            'model was unsure of a mix it was asked about (outside its '
+            'training data, or its trees disagree: `contention.perfmodel.'
+            'confidence`), so the check abstained and left the swap to the '
+            'strategy, %d times in all (%s).%s' % (
                 MIX, name_list(up, 'none'), name_list(down, 'none'),
                 name_list(same, 'none'),
                 ', '.join('%s %+.4f' % (n, diff[n]) for n in names),
                 name_list(met, 'none'),
                 ', '.join('%s %s' % (n, share(results[n][3][MIX][1]))
                           for n in names),
-                name_list(only, 'none'),
+                name_list(only, 'none'), sum(unsure.values()),
+                ', '.join('%s %d' % (n, unsure[n]) for n in names),
                 ''.join(' Training, from the run\'s notes: %s.' % note
                         for note in notes[:1])), '']
 

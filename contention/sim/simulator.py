@@ -125,6 +125,11 @@ class RunResult:
     #: ``rejected_actions`` by kind, ((kind, count), ...) sorted by kind
     #: (kinds: :data:`REJECT_REASONS`).
     rejected_reasons: tuple = ()
+    #: Times the policy's performance model said it was unsure and the
+    #: policy decided without it (a neutral host score, a model check
+    #: that said nothing): the policy's ``model_abstentions``, 0 for
+    #: policies without a model.
+    model_abstentions: int = 0
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -730,7 +735,8 @@ class Simulator(object):
 
     # -- results -----------------------------------------------------------
 
-    def result(self, policy_name, decision_wall_s, notes=()):
+    def result(self, policy_name, decision_wall_s, notes=(),
+               model_abstentions=0):
         """The :class:`RunResult` of the epochs run so far."""
         vms = []
         for inst in self.state.instances:
@@ -772,7 +778,8 @@ class Simulator(object):
             solver_wall_s=float(self.solver_wall_s),
             no_valid_host=self.no_valid_host,
             filtered_arrivals=self.filtered_arrivals, notes=tuple(notes),
-            rejected_reasons=tuple(sorted(self.rejected_reasons.items())))
+            rejected_reasons=tuple(sorted(self.rejected_reasons.items())),
+            model_abstentions=int(model_abstentions))
 
 
 class _Refused(Exception):
@@ -818,4 +825,5 @@ def run(scenario, policy, epochs=None, seed=None, placement_policy=None):
                 notes.append(plan.reason)
         sim.step()
     notes.extend(getattr(policy, 'notes', ()))
-    return sim.result(name, spent, tuple(dict.fromkeys(notes)))
+    return sim.result(name, spent, tuple(dict.fromkeys(notes)),
+                      getattr(policy, 'model_abstentions', 0))

@@ -58,6 +58,9 @@ class _SwapPolicy(policy.Policy):
         self.notes = []
         self.move_log = swap.InMemoryMoveLog()
         self._classes = {}
+        #: Times the model check abstained (the model was unsure of a
+        #: mix, :meth:`contention.perfmodel.mixes.MixValues.unsure`).
+        self.model_abstentions = 0
 
     def get_params(self):
         """The parameters, scikit-learn style."""
@@ -69,6 +72,7 @@ class _SwapPolicy(policy.Policy):
     def bind(self, simulator):
         self.move_log = swap.InMemoryMoveLog()
         self.notes = []
+        self.model_abstentions = 0
         if self.mix_model is None:
             return
         if self.mix_model != 'scenario':
@@ -96,8 +100,12 @@ class _SwapPolicy(policy.Policy):
     def rebalance(self, view, rng):
         self._classes = {i.uuid: i.merlin_class for i in view.instances
                          if i.merlin_class is not None}
-        return swap.run_audit(view, self.params, self.move_log,
-                              type(self).algorithm, self.mix_values(view))
+        values = self.mix_values(view)
+        plan = swap.run_audit(view, self.params, self.move_log,
+                              type(self).algorithm, values)
+        if values is not None:
+            self.model_abstentions += values.abstentions
+        return plan
 
     def applied(self, plan, result, now):
         """Record what ran, and each refused action as a failed attempt.

@@ -149,6 +149,11 @@ class ContentionWeigherPolicy(policy.Policy):
         self.model_counts = collections.Counter()
 
     @property
+    def model_abstentions(self):
+        """Host judgements the model abstained on (scored neutral)."""
+        return self.model_counts['abstained']
+
+    @property
     def notes(self):
         """The run's notes: the model's origin and the filter's account.
 

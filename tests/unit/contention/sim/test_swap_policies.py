@@ -3,12 +3,16 @@
 import random
 
 import fixtures
+import numpy as np
 import stevedore
 import testtools
 
 from contention import cluster
 from contention import swap
+from contention.perfmodel import confidence
+from contention.perfmodel import features
 from contention.perfmodel import mixes
+from contention.perfmodel import models
 from contention.perfmodel import train
 from contention import policy
 from contention.sim import simulator
@@ -180,6 +184,42 @@ class TestModelCheckPolicy(testtools.TestCase):
         self.assertTrue(any('model check trained from scenario ahn-wl1'
                             in note for note in result.notes), result.notes)
         self.assertEqual(0, result.rejected_actions)
+
+    def test_the_policy_counts_the_checks_abstentions(self):
+        # A model whose trees always disagree beyond the limit: every swap
+        # the check is asked about is left to the strategy, and counted
+        # over the audits of a run (RunResult.model_abstentions).
+        rng = np.random.default_rng(0)
+        X = rng.random((60, len(features.FEATURE_NAMES)))
+        model = models.InterferenceModel(n_estimators=3).fit(
+            X, rng.random((60, 2)))
+        cls = swap_policies.NumaAwareSwapPolicy
+        real_mix_values = cls.mix_values
+        seen = []
+
+        def unsure_of_all(policy, view):
+            values = real_mix_values(policy, view)
+            values.limits = confidence.Limits(max_spread=-1.0)
+            seen.append(values)
+            return values
+        self.useFixture(fixtures.MockPatchObject(cls, 'mix_values',
+                                                 unsure_of_all))
+        pol = cls(threshold=1 * M)
+        pol._model = model
+        base = _view()
+        # counters for every instance, so the model knows every class
+        view = cluster.ClusterView(base.hosts, tuple(
+            cluster.InstanceView(**dict(
+                i.__dict__, mpki=i.llc_misses_per_s / M, ipc=1.0))
+            for i in base.instances), now=base.now)
+        for _ in range(2):
+            pol.rebalance(view, random.Random(0))
+        self.assertEqual(2, len(seen))
+        self.assertTrue(all(v.abstentions > 0 for v in seen))
+        self.assertEqual(sum(v.abstentions for v in seen),
+                         pol.model_abstentions)
+        pol.bind(simulator.Simulator('ahn-wl1'))
+        self.assertEqual(0, pol.model_abstentions)
 
     def test_no_model_no_check(self):
         pol = swap_policies.CacheAwareSwapPolicy(threshold=1 * M)
