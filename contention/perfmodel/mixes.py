@@ -72,7 +72,9 @@ class MixValues(object):
         self._unsure = {}
         #: Batched model calls made, for tests and the bench.
         self.calls = 0
-        #: Times :meth:`unsure` made the model check abstain.
+        #: Times the model was unsure and a check abstained: the model
+        #: check (:meth:`unsure`) or the harm check
+        #: (:class:`contention.swap.harm.Predictor`).
         self.abstentions = 0
 
     def knows(self, key):
@@ -93,14 +95,7 @@ class MixValues(object):
         totals = dict.fromkeys(todo, 0.0)
         if rows:
             self.calls += 1
-            X = np.asarray(rows, float)
-            if hasattr(self.model, 'predict_confident'):
-                prediction = self.model.predict_confident(X)
-                predicted = prediction.values[:, 0]
-                reasons = confidence.judge(prediction, self.limits)
-            else:   # a model without confidence measures is taken as sure
-                predicted = self.model.predict(X)[:, 0]
-                reasons = [None] * len(X)
+            predicted, reasons = judged(self.model, rows, self.limits)
             for (item, count), perf, why in zip(owners, predicted, reasons):
                 totals[item] += count * float(perf)
                 if why and item not in self._unsure:
@@ -135,6 +130,20 @@ class MixValues(object):
         if (mix, cpus) not in self._memo:
             self.prefetch([(mix, cpus)])
         return self._memo[(mix, cpus)]
+
+
+def judged(model, rows, limits):
+    """(predicted performance per row, [None or why the model is unsure]).
+
+    The one way the swap checks ask the interference model: with its
+    confidence measures (:func:`confidence.judge` under ``limits``); a
+    model without them is taken as sure.
+    """
+    X = np.asarray(rows, float)
+    if hasattr(model, 'predict_confident'):
+        prediction = model.predict_confident(X)
+        return prediction.values[:, 0], confidence.judge(prediction, limits)
+    return np.asarray(model.predict(X))[:, 0], [None] * len(X)
 
 
 def class_profiles(instances, key, latency_images=()):

@@ -23,9 +23,9 @@ exchange, later actions of the same instance):
   not value the instance (no profile for its class, or the model is
   unsure of the row: :mod:`contention.perfmodel.confidence`, counted in
   the mix values' ``abstentions``), an action after which the co-runner
-  LLC misses
-  it faces, its share of the CPU it wants or the share of its own misses
-  left on another socket's memory move by more than the bound allows
+  LLC misses it faces, its share of the CPU it wants or the share of its
+  own misses left on another socket's memory move by more than the bound
+  allows
   (:func:`_estimate_harm`, :func:`measure.hurt`).
 
 A re-pin dropped for harming a co-runner that a later migration of the
@@ -420,14 +420,11 @@ class Predictor:
 
     def _predict(self, row, own):
         """(performance, latency service), or None when it is unsure."""
-        if hasattr(self.model, 'predict_confident'):
-            prediction = self.model.predict_confident([row])
-            perf = float(prediction.values[0][0])
-            if confidence.judge(prediction, self.limits)[0]:
-                self.values.abstentions += 1
-                return None
-        else:   # a model without confidence measures is taken as sure
-            perf = float(self.model.predict([row])[0][0])
+        predicted, reasons = mixes.judged(self.model, [row], self.limits)
+        if reasons[0]:
+            self.values.abstentions += 1
+            return None
+        perf = float(predicted[0])
         if math.isnan(perf):
             return None
         return perf, bool(getattr(self.profiles[own], 'latency', False))

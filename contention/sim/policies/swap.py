@@ -58,8 +58,8 @@ class _SwapPolicy(policy.Policy):
         self.notes = []
         self.move_log = swap.InMemoryMoveLog()
         self._classes = {}
-        #: Times the model check abstained (the model was unsure of a
-        #: mix, :meth:`contention.perfmodel.mixes.MixValues.unsure`).
+        #: Times the model check or the harm check abstained over the
+        #: run (the model was unsure: ``MixValues.abstentions``).
         self.model_abstentions = 0
 
     def get_params(self):
