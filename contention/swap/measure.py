@@ -242,7 +242,7 @@ def core_overflow(instances, host, socket):
 
 
 def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
-         th=classify.DEFAULT_THRESHOLDS):
+         th=classify.DEFAULT_THRESHOLDS, gain=0.0):
     """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.
 
     The judgement of the contention estimate, for where no performance
@@ -252,15 +252,20 @@ def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
     service alone on its socket may still get a small neighbour), may not
     pass ``max_latency_harm`` for a service answering requests
     (:func:`serving`), nor ``max_vm_harm`` once weighted by the
-    instance's sensitivity (:func:`sensitivity`) for others.
+    instance's sensitivity (:func:`sensitivity`) for others. ``gain``,
+    the slowdown the same plan removes otherwise (a NUMA repair's, a
+    share of its time), is set against the rise, weighted by the
+    sensitivity for every instance: it is a slowdown of memory accesses.
     """
+    base = max(then, typical)
     rise = now - then
+    weight = sensitivity(inst, th)
     if serving(inst):
         bound = max_latency_harm
     else:
         bound = max_vm_harm
-        rise *= sensitivity(inst, th)
-    return rise > bound * max(then, typical) + 1e-9
+        rise *= weight
+    return rise - gain * weight * base > bound * base + 1e-9
 
 
 def alike(a, b):

@@ -193,6 +193,29 @@ class State:
         """
         return measure.misses(inst) * self.remote_share(inst)[1]
 
+    def remote_penalty(self, inst):
+        """The slowdown ``inst``'s remote misses cost it, a share of 1.
+
+        The share of its own LLC misses that reach another socket's
+        memory times :data:`measure.REMOTE_PENALTY`.
+        """
+        total = measure.misses(inst)
+        if total <= 0:
+            return 0.0
+        return (self.own_remote_misses(inst) / total
+                * measure.REMOTE_PENALTY)
+
+    def repair_gain(self, inst, before):
+        """The slowdown ``inst`` has shed since ``before`` by NUMA repair.
+
+        The fall of its :meth:`remote_penalty` from its placement
+        ``before`` to ``inst`` (two placements of one instance): what a
+        repair gives back, set against the co-runner load it may bring
+        (:func:`measure.hurt`'s ``gain``).
+        """
+        return max(0.0, self.remote_penalty(before)
+                   - self.remote_penalty(inst))
+
     def co_load(self, inst, worst=False):
         """:func:`measure.co_load` of ``inst`` now."""
         return measure.co_load(self.on_host[inst.host].values(), inst,

@@ -274,26 +274,64 @@ class TestServing(testtools.TestCase):
         self.assertTrue(measure.serving(self._view(0.4).instance('s')))
         self.assertFalse(measure.serving(self._view(None).instance('s')))
 
-    def test_a_repaired_service_may_get_new_neighbours(self):
-        # 'r' serves requests on socket 1 with its memory on socket 0:
-        # moving its vCPUs to its memory puts it beside 'b', and repairs
-        # it; the same move of a service whose memory is local (taken
-        # along) is not a repair, and the new neighbour is judged.
-        view = v.view([v.host('a', cpus=8)], [
+    def _remote_service(self, neighbour_misses):
+        # 'r' serves requests on socket 1 with its memory on socket 0,
+        # where 'b' runs.
+        return v.view([v.host('a', cpus=8)], [
             v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
                  remote_memory_ratio=1.0, mf=0.1),
             v.vm('y', 'a', 1 * M, socket=1, cpu_util=1.0, mf=0.9),
-            v.vm('b', 'a', 30 * M, socket=0, cpu_util=1.0, mf=0.05)])
+            v.vm('b', 'a', neighbour_misses, socket=0, cpu_util=1.0,
+                 mf=0.01)])
+
+    def test_a_repaired_service_may_get_a_light_neighbour(self):
+        # Moving its vCPUs to its memory repairs it: what the repair gives
+        # back (30 % of its remote misses' slowdown) covers a neighbour
+        # as light as the one it leaves.
         plan = cluster.Plan(actions=(
             cluster.Repin('r', 'a', 0, move_memory=False),))
-        self.assertEqual(plan.actions, harm.check(view, plan, PARAMS).actions)
-        local = dataclasses.replace(view, instances=tuple(
-            dataclasses.replace(i, memory_node=None) for i in view.instances))
+        self.assertEqual(plan.actions, harm.check(
+            self._remote_service(1 * M), plan, PARAMS).actions)
+
+    def test_a_repair_is_no_licence_to_join_a_heavy_neighbour(self):
+        # The same repair beside 30 times the misses it faced: the repair
+        # does not buy that (a service repaired onto a streamer's socket
+        # fell by 38 % on a generated cluster, simulated).
+        plan = cluster.Plan(actions=(
+            cluster.Repin('r', 'a', 0, move_memory=False),))
+        out = harm.check(self._remote_service(30 * M), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('harm_bound: r serves requests', out.skipped[0].reason)
+        self.assertIn('back from a NUMA repair', out.skipped[0].reason)
+        # Not a repair (its memory is local, taken along): judged alike.
+        local = dataclasses.replace(
+            self._remote_service(30 * M), instances=tuple(
+                dataclasses.replace(i, memory_node=None)
+                for i in self._remote_service(30 * M).instances))
         plan = cluster.Plan(actions=(
             cluster.Repin('r', 'a', 0, move_memory=True),))
         out = harm.check(local, plan, PARAMS)
         self.assertEqual((), out.actions)
         self.assertIn('r serves requests', out.skipped[0].reason)
+
+    def test_a_dropped_repair_spares_no_one(self):
+        # 'r' (a service, memory on socket 0) would be repaired by a re-pin
+        # there that the check drops ('s' serves requests alone there and
+        # would face its misses); 'h', heavy, re-pinned beside 'r'
+        # meanwhile passed only while 'r' counted as repaired: judged
+        # again without that, it is dropped too.
+        view = v.view([v.host('a', sockets=3, cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.4, mf=0.05),
+            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
+                 remote_memory_ratio=1.0, mf=0.1),
+            v.vm('h', 'a', 60 * M, socket=2, cpu_util=1.0, mf=0.05)])
+        heavy = cluster.Repin('h', 'a', 1, move_memory=True)
+        repair = cluster.Repin('r', 'a', 0, move_memory=False)
+        out = harm.check(view, cluster.Plan(actions=(heavy, repair)), PARAMS)
+        self.assertEqual((), out.actions)
+        reasons = {x.subject: x.reason for x in out.skipped}
+        self.assertIn('harm_bound: r serves requests', reasons['h'])
+        self.assertIn('harm_bound: s serves requests', reasons['r'])
 
     def test_a_repair_is_no_licence_to_migrate_a_neighbour_in(self):
         # The plan repairs 'r' (vCPUs to its memory, socket 0) and moves
