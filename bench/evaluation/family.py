@@ -43,7 +43,7 @@ LARGE_HOSTS = 100
 ROW_CPU_S = 15.0
 
 #: The default family: (small, medium, large) clusters, and its seed.
-DEFAULT_SIZE = (24, 2, 0)
+DEFAULT_SIZE = (100, 6, 0)
 DEFAULT_SEED = 19
 #: Epochs of each generated cluster's run (60 s each, an audit per epoch).
 EPOCHS = 5
