@@ -126,13 +126,12 @@ class _Walk:
     """One pass of the plan's groups, in order, on a fresh State.
 
     ``spared``: the instances the plan repairs (:func:`_repairs`, the
-    default), spared
-    the re-deal of their own host by :func:`_co_load_harm` (Ahn et al.'s
-    W-W is repaired by exchanges, one pair at a time, and an instance
-    whose own exchange comes later looks crowded meanwhile). ``leaned_on``
-    collects those whose sparing let a step pass; :func:`check` walks
-    again, without sparing them, if the walk's end harms them
-    (:meth:`harmed_at_end`).
+    default), spared the re-deal of their own host by
+    :func:`_co_load_harm` (Ahn et al.'s W-W is repaired by exchanges, one
+    pair at a time, and an instance whose own exchange comes later looks
+    crowded meanwhile). ``leaned_on`` collects those whose sparing let a
+    step pass; :func:`check` walks again, without sparing them, if the
+    walk's end harms them (:meth:`harmed_at_end`).
     """
 
     def __init__(self, view, params, predictor, baseline, thresholds,
