@@ -259,13 +259,14 @@ def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
     """
     base = max(then, typical)
     rise = now - then
-    weight = sensitivity(inst, th)
     if serving(inst):
         bound = max_latency_harm
     else:
         bound = max_vm_harm
-        rise *= weight
-    return rise - gain * weight * base > bound * base + 1e-9
+        rise *= sensitivity(inst, th)
+    if gain:
+        rise -= gain * sensitivity(inst, th) * base
+    return rise > bound * base + 1e-9
 
 
 def alike(a, b):

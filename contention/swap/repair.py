@@ -126,7 +126,10 @@ def _try_repair(state, moves, params, candidates):
     rule the harm check applies (:mod:`.harm`), so that of the ways to
     repair an instance the phase takes one the check lets through. The
     host's repair ``candidates`` (repaired already or to be) are not
-    judged: the check exempts those the plan repairs.
+    judged here: the check spares those the plan repairs while it walks
+    the plan and judges where they end with what their repair gives back
+    (:meth:`.harm._Walk.harmed_at_end`), so a repair that leaves one of
+    them harmed is dropped there, with its reason.
 
     ``moves`` are (instance, socket, move_memory, remote fraction) on one
     host. The gain is the remote memory accesses removed
