@@ -102,7 +102,7 @@ def cpu_pressure(state, host_name, socket):
     """vCPUs over physical CPUs of a host, and of one of its sockets."""
     host = state.hosts[host_name]
     over_host = state.used[host_name][0] - host.vcpus_total
-    sock = next((s for s in host.sockets if s.id == socket), None)
+    sock = state.socket_view(host_name, socket)
     over_socket = (state.cell_used[(host_name, socket)][0] - sock.cpus
                    if sock is not None else float('-inf'))
     return over_host, over_socket

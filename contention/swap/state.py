@@ -66,6 +66,14 @@ class State:
         self.thresholds = thresholds
         self.now = view.now
         self.hosts = {h.name: h for h in view.hosts}
+        #: {(host, socket id): SocketView} and {(host, node): socket id}.
+        self._sockets = {(h.name, s.id): s for h in view.hosts
+                         for s in h.sockets}
+        self._node_socket = {(h.name, n): s.id for h in view.hosts
+                             for s in h.sockets for n in s.nodes}
+        #: {uuid: measure.sensitivity}: it reads only the instance's
+        #: counters, which no action changes.
+        self._sensitivity = {}
         self.inst = {i.uuid: i for i in view.instances}
         self.on_host = collections.defaultdict(dict)
         self.used = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
@@ -126,12 +134,15 @@ class State:
             self.cell_used[(host, mem_socket)][1] += sign * inst.memory_mib
         llc = inst.llc_misses_per_s
         misses = llc or 0.0
-        key = self.key(inst)
+        key = host if self.unit == HOST else (host, socket)
         self.load[key] += sign * misses * self.unit_weight.get(key, 1.0)
         if socket is None or llc is None:
             return
         stats = self.sock_stats[(host, socket)]
-        sens = measure.sensitivity(inst, self.thresholds)
+        sens = self._sensitivity.get(inst.uuid)
+        if sens is None:
+            sens = self._sensitivity[inst.uuid] = measure.sensitivity(
+                inst, self.thresholds)
         stats[0] += sign * misses
         stats[1] += sign * sens
         stats[2] += sign * sens * misses
@@ -231,16 +242,13 @@ class State:
         else the socket of its vCPUs.
         """
         if inst.memory_node is not None:
-            host = self.hosts.get(inst.host)
-            for sock in (host.sockets if host is not None else ()):
-                if inst.memory_node in sock.nodes:
-                    return sock.id
+            found = self._node_socket.get((inst.host, inst.memory_node))
+            if found is not None:
+                return found
         return inst.socket
 
     def socket_view(self, host_name, socket):
-        host = self.hosts.get(host_name)
-        return next((s for s in (host.sockets if host is not None else ())
-                     if s.id == socket), None)
+        return self._sockets.get((host_name, socket))
 
     def socket_cpus(self, host_name, socket):
         sock = self.socket_view(host_name, socket)
@@ -316,7 +324,7 @@ class State:
 
     def cell_free(self, host_name, socket, dedicated):
         host = self.hosts[host_name]
-        sock = next((s for s in host.sockets if s.id == socket), None)
+        sock = self._sockets.get((host_name, socket))
         if sock is None:
             return (0.0, 0.0)
         used = self.cell_used[(host_name, socket)]

@@ -7,8 +7,8 @@ from watcher.decision_engine.model import element
 from watcher_strategies import view
 
 
-class TestAttr(testtools.TestCase):
-    """``_attr`` reads oslo.versionedobjects' storage, not the property.
+class TestFields(testtools.TestCase):
+    """``_fields`` reads oslo.versionedobjects' storage, not the property.
 
     The fast path relies on where oslo.versionedobjects keeps a field's
     value; these pin that it agrees with the property for every field the
@@ -30,7 +30,7 @@ class TestAttr(testtools.TestCase):
             for name in type(obj).fields:
                 if obj.obj_attr_is_set(name):
                     self.assertEqual(getattr(obj, name),
-                                     view._attr(obj, name, 'default'),
+                                     view._fields(obj)(name, 'default'),
                                      name)
 
     def test_a_field_never_set_reads_as_the_default(self):
@@ -40,15 +40,15 @@ class TestAttr(testtools.TestCase):
         self.assertIn('metadata', unset)
         self.assertIn('vcpus', unset)
         for name in unset:
-            self.assertEqual('default', view._attr(inst, name, 'default'))
+            self.assertEqual('default', view._fields(inst)(name, 'default'))
 
     def test_plain_objects_are_read_through_their_attributes(self):
         class Plain:
             vcpus = 4
             locked = None
-        self.assertEqual(4, view._attr(Plain(), 'vcpus', 0))
-        self.assertEqual(False, view._attr(Plain(), 'locked', False))
-        self.assertEqual('x', view._attr(Plain(), 'memory', 'x'))
+        self.assertEqual(4, view._fields(Plain())('vcpus', 0))
+        self.assertEqual(False, view._fields(Plain())('locked', False))
+        self.assertEqual('x', view._fields(Plain())('memory', 'x'))
 
     def test_the_inventory_says_why_an_instance_may_not_move(self):
         inst = element.Instance(uuid='u', state='paused', vcpus=2,
