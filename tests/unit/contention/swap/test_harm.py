@@ -231,6 +231,53 @@ class TestCpuShare(testtools.TestCase):
         self.assertEqual(light.actions,
                          harm.check(self._view(4), light, PARAMS).actions)
 
+    def _past_the_cores(self):
+        # Two sockets of 20 cores, each with five busy 4-vCPU instances
+        # and a 1-vCPU one that an earlier plan brought in: 21 vCPUs want
+        # the cores, each measured at the 0.97 of a CPU it got. 'n' would
+        # go from socket 1 to socket 0.
+        host = v.host('a', cpus=40)
+        host = dataclasses.replace(host, sockets=tuple(
+            dataclasses.replace(s, cores=20) for s in host.sockets))
+        busy = []
+        for socket in (0, 1):
+            busy += [v.vm('b%d%d' % (socket, k), 'a', 1 * M, socket=socket,
+                          vcpus=4, cpu_util=0.97, mf=0.05, mpki=0.05)
+                     for k in range(5)]
+            busy.append(v.vm('x' if socket == 0 else 'n', 'a', 1 * M,
+                             socket=socket, vcpus=1, cpu_util=0.97,
+                             mf=0.05, mpki=0.05))
+        return v.view([host], busy)
+
+    def test_measured_use_past_the_cores_is_not_what_is_wanted(self):
+        view = self._past_the_cores()
+        wanted = measure.wanted_cpu(view)
+        # 20.37 busy vCPUs measured on 20 cores: the socket gave all it
+        # had, 0.97 of what each wants.
+        self.assertAlmostEqual(4.0, wanted['b00'])
+        self.assertAlmostEqual(1.0, wanted['x'])
+        # A light one there wants its use over that share.
+        light = dataclasses.replace(view, instances=view.instances + (
+            v.vm('l', 'a', 1 * M, socket=0, vcpus=2, cpu_util=0.097,
+                 mf=0.05, mpki=0.05),))
+        self.assertAlmostEqual(0.2, measure.wanted_cpu(light)['l'])
+        # Below the cores, the measured use is what they want.
+        quiet = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, cpu_util=0.5) for i in view.instances))
+        self.assertEqual(2.0, measure.wanted_cpu(quiet)['b00'])
+        host = view.hosts[0]
+        self.assertAlmostEqual(1 / 21, measure.core_overflow(
+            view.instances, host, 0, wanted))
+
+    def test_steps_within_the_bound_do_not_add_up_past_it(self):
+        # One more busy vCPU: 22 on 20 cores, 9 % less CPU for each, from
+        # 5 % each. From the measured use alone it looks like 21.34 on 20
+        # (+4.5 %, within the bound): the step an earlier audit took.
+        plan = cluster.Plan(actions=(cluster.Repin('n', 'a', 0, True),))
+        out = harm.check(self._past_the_cores(), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('of the CPU it wants', out.skipped[0].reason)
+
 
 class TestServing(testtools.TestCase):
     """Without a model, services answering requests are protected."""
