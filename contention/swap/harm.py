@@ -275,22 +275,27 @@ class _Walk:
         The share of the CPU it wants (:func:`_cpu_harm`), of its misses
         left remote (:func:`_remote_harm`) and the co-runner misses it
         faces (:func:`_co_load_harm`), with what a repair made so far
-        gives back; the last spares an instance the plan repairs (in
+        gives back, each and together (:func:`_summed_harm`); the
+        co-runner rule spares an instance the plan repairs (in
         ``spared``), and notes it in ``leaned_on``.
         """
         state, params, baseline = self.state, self.params, self.baseline
         found = (_cpu_harm(state, inst, before, params, baseline)
                  or _remote_harm(state, inst, before, params))
-        if found or inst.llc_misses_per_s is None:
+        if found:
             return found
-        found = _co_load_harm(state, inst, before, params, baseline,
-                              gain=state.repair_gain(inst, before))
-        if (found and inst.uuid in self.spared
-                and _co_load_harm(state, inst, before, params, baseline,
-                                  repaired=True) is None):
-            self.leaned_on.add(inst.uuid)
-            return None
-        return found
+        gain = state.repair_gain(inst, before)
+        if inst.llc_misses_per_s is not None:
+            found = _co_load_harm(state, inst, before, params, baseline,
+                                  gain=gain)
+            if (found and inst.uuid in self.spared
+                    and _co_load_harm(state, inst, before, params, baseline,
+                                      repaired=True) is None):
+                self.leaned_on.add(inst.uuid)
+                return None
+            if found:
+                return found
+        return _summed_harm(state, inst, before, params, baseline, gain)
 
 
 def _repairs(state, groups):
@@ -629,21 +634,12 @@ def _keys(state, base, legs):
     return keys
 
 
-def _co_load_harm(state, inst, before, params, baseline, repaired=False,
-                  gain=0.0):
-    """Whether ``inst`` would face too many more co-runner LLC misses.
+def _co_loads(state, inst, before, baseline, repaired=False):
+    """(then, now): the co-runner LLC misses ``inst`` faces.
 
-    The co-runner LLC misses it faces (:func:`measure.co_load`, per
-    average-sized socket) before the plan and now, judged by
-    :func:`measure.hurt`: a service answering requests by
-    ``max_latency_harm``, others by ``max_vm_harm`` weighted by their
-    sensitivity. For an instance a NUMA repair of the plan moves onto its
-    own memory (``repaired``), which gains what the estimate does not
-    count, the re-deal of its host's own instances is that repair's price
-    and is not judged; instances the plan migrates onto its host are (the
-    arrivals' load is the rise): a cache-bound VM repaired beside a
-    streamer the plan brings in fell by 20 % on a generated cluster
-    (simulated).
+    :func:`measure.co_load`, per average-sized socket, before the plan
+    and now; for a ``repaired`` instance (see :func:`_co_load_harm`) now
+    is what it faced plus what the plan's migrations bring onto its host.
     """
     then = measure.co_load(baseline.on_host.get(before.host, ()), before,
                            state.hosts[before.host], state.socket_weight)
@@ -655,6 +651,25 @@ def _co_load_harm(state, inst, before, params, baseline, repaired=False,
                                      state.socket_weight)
     else:
         now = state.co_load(inst, worst=True)
+    return then, now
+
+
+def _co_load_harm(state, inst, before, params, baseline, repaired=False,
+                  gain=0.0):
+    """Whether ``inst`` would face too many more co-runner LLC misses.
+
+    The co-runner LLC misses it faces (:func:`_co_loads`) before the plan
+    and now, judged by :func:`measure.hurt`: a service answering requests
+    by ``max_latency_harm``, others by ``max_vm_harm`` weighted by their
+    sensitivity. For an instance a NUMA repair of the plan moves onto its
+    own memory (``repaired``), which gains what the estimate does not
+    count, the re-deal of its host's own instances is that repair's price
+    and is not judged; instances the plan migrates onto its host are (the
+    arrivals' load is the rise): a cache-bound VM repaired beside a
+    streamer the plan brings in fell by 20 % on a generated cluster
+    (simulated).
+    """
+    then, now = _co_loads(state, inst, before, baseline, repaired)
     if not measure.hurt(before, then, now, params.max_vm_harm,
                         params.max_latency_harm, state.typical_load,
                         state.thresholds, gain=gain):
@@ -662,17 +677,36 @@ def _co_load_harm(state, inst, before, params, baseline, repaired=False,
     if measure.serving(before):
         what = ('serves requests (CPU use %.2f of its vCPUs)'
                 % before.cpu_util)
-        bound = params.max_latency_harm
     else:
         what = 'has sensitivity %.2f' % measure.sensitivity(
             before, state.thresholds)
-        bound = params.max_vm_harm
+    bound = _bound(before, params)
     return ('harm_bound: %s %s and would face %s co-runner LLC misses '
             '(%.3g misses/s, from %.3g; bound +%.1f%% of %.3g%s)'
             % (inst.uuid, what, 'more' if then > 0 else 'new', now, then,
                100 * bound, max(then, state.typical_load),
                ', less %.0f%% back from a NUMA repair' % (100 * gain)
                if gain > 0 else ''))
+
+
+def _remote_slowdown(state, inst, before):
+    """(share, slowdown): misses a plan sends remote, and what they cost.
+
+    The rise of the share of ``inst``'s LLC misses that reach another
+    socket's memory, and that share times :data:`measure.REMOTE_PENALTY`
+    (the slowdown of a code that only waits on memory), weighted by the
+    instance's sensitivity (:func:`measure.sensitivity`) unless it serves
+    requests (:func:`measure.serving`).
+    """
+    misses = measure.misses(before)
+    if misses <= 0:
+        return 0.0, 0.0
+    share = (state.own_remote_misses(inst)
+             - state.own_remote_misses(before)) / misses
+    slowdown = share * measure.REMOTE_PENALTY
+    if not measure.serving(before):
+        slowdown *= measure.sensitivity(before, state.thresholds)
+    return share, slowdown
 
 
 def _remote_harm(state, inst, before, params):
@@ -682,30 +716,43 @@ def _remote_harm(state, inst, before, params):
     cache-aware phase moves vCPUs only) sends the instance's own LLC
     misses to another socket's memory, which no co-runner count shows:
     on generated clusters such re-pins cost cache-bound VMs 10-12 %
-    (simulated) while the check passed them. The rise of the share of its
-    misses that go remote, times :data:`measure.REMOTE_PENALTY`, is the
-    slowdown of a code that only waits on memory; weighted by the
-    instance's sensitivity (:func:`measure.sensitivity`) for others, as a
-    service answering requests is not (:func:`measure.serving`), it may
-    not pass the bound.
+    (simulated) while the check passed them. The estimated slowdown
+    (:func:`_remote_slowdown`) may not pass the bound.
     """
-    misses = measure.misses(before)
-    if misses <= 0:
-        return None
-    share = (state.own_remote_misses(inst)
-             - state.own_remote_misses(before)) / misses
-    slowdown = share * measure.REMOTE_PENALTY
-    if measure.serving(before):
-        bound = params.max_latency_harm
-    else:
-        bound = params.max_vm_harm
-        slowdown *= measure.sensitivity(before, state.thresholds)
+    share, slowdown = _remote_slowdown(state, inst, before)
+    bound = _bound(before, params)
     if slowdown <= bound + _EPS:
         return None
     return ('harm_bound: %s would send %.0f%% more of its LLC misses to '
             'another socket\'s memory (estimated slowdown %.1f%%, bound '
             '%.1f%%)' % (inst.uuid, 100 * share, 100 * slowdown,
                          100 * bound))
+
+
+def _bound(before, params):
+    """The harm bound of an instance: a service's, or any other's."""
+    return (params.max_latency_harm if measure.serving(before)
+            else params.max_vm_harm)
+
+
+def _cpu_overflows(state, inst, before, baseline):
+    """(now, then): :func:`measure.core_overflow` of ``inst``'s socket.
+
+    Now, and of its socket before the plan, with what each instance wants
+    (:func:`measure.wanted_cpu`); 0 where the socket is unknown.
+    """
+    if inst.socket is None:
+        return 0.0, 0.0
+    now = measure.core_overflow(state.on_host[inst.host].values(),
+                                state.hosts[inst.host], inst.socket,
+                                baseline.wanted_cpu)
+    if now <= 0:
+        return 0.0, 0.0
+    then = (measure.core_overflow(baseline.on_host.get(before.host, ()),
+                                  state.hosts[before.host], before.socket,
+                                  baseline.wanted_cpu)
+            if before.socket is not None else 0.0)
+    return now, then
 
 
 def _cpu_harm(state, inst, before, params, baseline):
@@ -723,25 +770,45 @@ def _cpu_harm(state, inst, before, params, baseline):
     socket one plan left 3 % past its cores could take 3 % more from the
     next.
     """
-    if inst.socket is None:
-        return None
-    host = state.hosts[inst.host]
-    now = measure.core_overflow(state.on_host[inst.host].values(), host,
-                                inst.socket, baseline.wanted_cpu)
-    if now <= 0:
-        return None
-    then = (measure.core_overflow(baseline.on_host.get(before.host, ()),
-                                  state.hosts[before.host], before.socket,
-                                  baseline.wanted_cpu)
-            if before.socket is not None else 0.0)
-    bound = (params.max_latency_harm if measure.serving(before)
-             else params.max_vm_harm)
+    now, then = _cpu_overflows(state, inst, before, baseline)
+    bound = _bound(before, params)
     if now <= max(then, bound) + _EPS:
         return None
     return ('harm_bound: %s would get %.0f%% of the CPU it wants on its '
             'socket, from %.0f%% (busy vCPUs past the socket\'s cores; '
             'bound %.1f%%)'
             % (inst.uuid, 100 * (1 - now), 100 * (1 - then), 100 * bound))
+
+
+def _summed_harm(state, inst, before, params, baseline, gain):
+    """Whether the slowdowns estimated for ``inst`` add up past the bound.
+
+    Each rule above bounds one cause; one plan can give an instance
+    several, each within the bound and together past it: on a generated
+    cluster (seed 19, gen-small-073) a CPU-bound VM moved onto a socket
+    5 % past its cores, beside a cache-bound one, lost 6 % (simulated).
+    The sum of the rises, CPU (:func:`_cpu_overflows`), misses sent
+    remote (:func:`_remote_slowdown`) and co-runner misses
+    (:func:`measure.co_load_slowdown`, with ``gain``, what a repair gives
+    back), may not pass the bound either; a cause that falls counts
+    nothing.
+    """
+    now, then = _cpu_overflows(state, inst, before, baseline)
+    parts = [max(0.0, now - then),
+             max(0.0, _remote_slowdown(state, inst, before)[1]), 0.0]
+    if inst.llc_misses_per_s is not None:
+        then_load, now_load = _co_loads(state, inst, before, baseline)
+        parts[2] = max(0.0, measure.co_load_slowdown(
+            before, then_load, now_load, state.typical_load,
+            state.thresholds, gain))
+    bound = _bound(before, params)
+    if sum(parts) <= bound + _EPS:
+        return None
+    return ('harm_bound: %s would lose an estimated %.1f%% (CPU past the '
+            'cores %.1f%%, misses sent to remote memory %.1f%%, co-runner '
+            'misses %.1f%%; bound %.1f%%)'
+            % ((inst.uuid, 100 * sum(parts))
+               + tuple(100 * p for p in parts) + (100 * bound,)))
 
 
 def _mean_falls(state, kept, predictor, baseline, applied):

@@ -286,32 +286,43 @@ def core_overflow(instances, host, socket, wanted=None):
     return (demand - cores) / demand
 
 
+def co_load_slowdown(inst, then, now, typical,
+                     th=classify.DEFAULT_THRESHOLDS, gain=0.0):
+    """The slowdown more co-runner load (``then`` -> ``now``) stands for.
+
+    The contention estimate's, for where no performance model values the
+    instance: it has no calibration to performance, so it bounds the
+    cause, not the effect. The rise, relative to ``then`` or to the
+    ``typical`` load of a socket where that is larger (a service alone on
+    its socket may still get a small neighbour), as it is for a service
+    answering requests (:func:`serving`), weighted by the instance's
+    sensitivity (:func:`sensitivity`) for others. ``gain``, the slowdown
+    the same plan removes otherwise (a NUMA repair's, a share of its
+    time), is set against the rise, weighted by the sensitivity for every
+    instance: it is a slowdown of memory accesses.
+    """
+    base = max(then, typical)
+    rise = now - then
+    if not serving(inst):
+        rise *= sensitivity(inst, th)
+    if gain:
+        rise -= gain * sensitivity(inst, th) * base
+    if base <= 0:
+        return math.inf if rise > 1e-9 else 0.0
+    return rise / base
+
+
 def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
          th=classify.DEFAULT_THRESHOLDS, gain=0.0):
     """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.
 
-    The judgement of the contention estimate, for where no performance
-    model values the instance: it has no calibration to performance, so
-    it bounds the cause, not the effect. The rise, relative to ``then``
-    or to the ``typical`` load of a socket where that is larger (a
-    service alone on its socket may still get a small neighbour), may not
-    pass ``max_latency_harm`` for a service answering requests
-    (:func:`serving`), nor ``max_vm_harm`` once weighted by the
-    instance's sensitivity (:func:`sensitivity`) for others. ``gain``,
-    the slowdown the same plan removes otherwise (a NUMA repair's, a
-    share of its time), is set against the rise, weighted by the
-    sensitivity for every instance: it is a slowdown of memory accesses.
+    :func:`co_load_slowdown` may not pass ``max_latency_harm`` for a
+    service answering requests (:func:`serving`), nor ``max_vm_harm`` for
+    others.
     """
-    base = max(then, typical)
-    rise = now - then
-    if serving(inst):
-        bound = max_latency_harm
-    else:
-        bound = max_vm_harm
-        rise *= sensitivity(inst, th)
-    if gain:
-        rise -= gain * sensitivity(inst, th) * base
-    return rise > bound * base + 1e-9
+    bound = max_latency_harm if serving(inst) else max_vm_harm
+    return co_load_slowdown(inst, then, now, typical, th, gain) > (
+        bound + 1e-12)
 
 
 def alike(a, b):

@@ -191,7 +191,7 @@ class TestUnsureModel(testtools.TestCase):
 class TestCpuShare(testtools.TestCase):
     """Without a model, busy instances keep their share of the cores."""
 
-    def _view(self, cores):
+    def _view(self, cores, light_misses=0.1 * M):
         # Two sockets of 8 threads on 4 cores (or cores unknown); a busy
         # 4-vCPU instance on each, and a light one.
         host = v.host('a', cpus=8)
@@ -202,7 +202,7 @@ class TestCpuShare(testtools.TestCase):
                  mf=0.05, mpki=0.05),
             v.vm('b1', 'a', 1 * M, socket=1, vcpus=4, cpu_util=1.0,
                  mf=0.05, mpki=0.05),
-            v.vm('i', 'a', 1 * M, socket=1, vcpus=2, cpu_util=0.05,
+            v.vm('i', 'a', light_misses, socket=1, vcpus=2, cpu_util=0.05,
                  mf=0.05, mpki=0.05)])
 
     def test_core_overflow(self):
@@ -230,6 +230,18 @@ class TestCpuShare(testtools.TestCase):
         light = cluster.Plan(actions=(cluster.Repin('i', 'a', 0, True),))
         self.assertEqual(light.actions,
                          harm.check(self._view(4), light, PARAMS).actions)
+
+    def test_causes_within_the_bound_add_up(self):
+        # The light one with as many LLC misses as the busy one: 2.4 %
+        # less CPU for b0 and 3.3 % more co-runner misses (x its
+        # sensitivity), each within the bound, 5.8 % together.
+        light = cluster.Plan(actions=(cluster.Repin('i', 'a', 0, True),))
+        out = harm.check(self._view(4, light_misses=1 * M), light, PARAMS)
+        self.assertEqual((), out.actions)
+        reason = out.skipped[0].reason
+        self.assertTrue(reason.startswith(
+            'harm_bound: b0 would lose an estimated 5.8% (CPU past the '
+            'cores 2.4%'), reason)
 
     def _past_the_cores(self):
         # Two sockets of 20 cores, each with five busy 4-vCPU instances
