@@ -235,7 +235,10 @@ def main(argv=None):
           'latest reports already decoded (store reads are in '
           'bench/store.py). Watcher\'s strategies get the same model and a '
           'datasource answering from memory, so their figures are a lower '
-          'bound of what they cost with Gnocchi or Prometheus.\n'
+          'bound of what they cost with Gnocchi or Prometheus. The build '
+          'model column is Watcher\'s own code, which this project does '
+          'not change: it is the yardstick of how fast the shared machine '
+          'was during the run, so compare runs by their ratio to it.\n'
           % PER_HOST)
     print('| hosts | instances | build model | cache_aware_swap '
           '(sensitivity_cost) | cache_aware_swap (extreme) | '
