@@ -25,7 +25,8 @@ exchange, later actions of the same instance):
   the mix values' ``abstentions``), an action after which the co-runner
   LLC misses it faces, its share of the CPU it wants or the share of its
   own misses left on another socket's memory move by more than the bound
-  allows (:meth:`_Walk.estimate_harm`, :func:`measure.hurt`). An
+  allows, each or together (:meth:`_Walk.estimate_harm`,
+  :func:`measure.hurt`, :func:`_summed_harm`). An
   instance the plan repairs (NUMA) is spared the re-deal of its own
   host while the plan is walked; if the walk's end still harms it, with
   what its repair gives back, the plan is walked again without sparing
@@ -74,7 +75,8 @@ REASONS = {
                   'service), or, with no prediction, the co-runner LLC '
                   'misses it faces, its share of the CPU it wants or the '
                   'share of its own misses left on another socket\'s '
-                  'memory would move by more than that bound allows',
+                  'memory would move by more than that bound allows, '
+                  'each or together',
     'plan_lowers_mean': 'the plan would lower the predicted mean '
                         'performance; nothing is proposed',
     'harm_unchecked': 'not a skip: the action runs, but the model has no '
