@@ -574,12 +574,17 @@ def full_views(draw):
     """Views of 2-3 hosts of two small sockets, often full.
 
     Filled greedily with instances of a few images; some moved recently
-    (the move log).
+    (the move log). Sockets have 4 threads on 2 cores (SMT) or cores
+    unknown, so busy instances can crowd past the cores.
     """
     n_hosts = draw(st.integers(2, 3))
     mem = draw(st.sampled_from((4096, 8192)))
-    hosts = [v.host('h%d' % i, cpus=4, memory_mib=mem)
-             for i in range(n_hosts)]
+    cores = draw(st.sampled_from((None, 2)))
+    hosts = []
+    for i in range(n_hosts):
+        host = v.host('h%d' % i, cpus=4, memory_mib=mem)
+        hosts.append(dataclasses.replace(host, sockets=tuple(
+            dataclasses.replace(s, cores=cores) for s in host.sockets)))
     used = {}
     instances = []
     for n in range(draw(st.integers(2, 12))):
@@ -657,13 +662,30 @@ class TestEveryPlan(testtools.TestCase):
         # contention estimate's bound allows (no view here has remote
         # memory, so no NUMA repair is exempt).
         before = state_mod.State(view)
+        wanted = measure.wanted_cpu(view)
         for inst in view.instances:
             then = before.co_load(inst)
-            now = state.co_load(state.inst[inst.uuid])
+            after = state.inst[inst.uuid]
+            now = state.co_load(after)
             self.assertFalse(measure.hurt(
                 inst, then, now, params.max_vm_harm,
                 params.max_latency_harm, before.typical_load),
                 '%s: %g -> %g' % (inst.uuid, then, now))
+            # Nor a smaller share of the CPU it wants than the bound
+            # allows (or than it had, if less).
+            if after.socket is None or inst.socket is None:
+                continue
+            lost = measure.core_overflow(
+                state.on_host[after.host].values(),
+                state.hosts[after.host], after.socket, wanted)
+            had = measure.core_overflow(
+                before.on_host[inst.host].values(),
+                before.hosts[inst.host], inst.socket, wanted)
+            bound = (params.max_latency_harm if measure.serving(inst)
+                     else params.max_vm_harm)
+            self.assertLessEqual(lost, max(had, bound) + 1e-9,
+                                 '%s: CPU lost %g, had %g'
+                                 % (inst.uuid, lost, had))
 
     @hypothesis.settings(max_examples=60, deadline=None)
     @hypothesis.given(full_views(), st.sampled_from(sorted(swap.ALGORITHMS)),
