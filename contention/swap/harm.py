@@ -588,9 +588,11 @@ class Baseline:
     def __init__(self, view):
         self.view = view
         self.inst = {i.uuid: i for i in view.instances}
+        self.hosts = {h.name: h for h in view.hosts}
         self._state = None
         self._on_host = None
-        self._wanted_cpu = None
+        #: {(host, socket): {uuid: busy vCPUs wanted}}, filled as read.
+        self._wanted = {}
 
     @property
     def on_host(self):
@@ -601,12 +603,26 @@ class Baseline:
                 self._on_host.setdefault(inst.host, []).append(inst)
         return self._on_host
 
-    @property
-    def wanted_cpu(self):
-        """:func:`measure.wanted_cpu` of the view."""
-        if self._wanted_cpu is None:
-            self._wanted_cpu = measure.wanted_cpu(self.view)
-        return self._wanted_cpu
+    def wanted_cpu(self, inst):
+        """Busy vCPUs ``inst`` wants, as measured where it was.
+
+        :func:`measure.wanted_on_socket` of its socket before the plan,
+        worked out for the sockets the check reads only.
+        """
+        before = self.inst.get(inst.uuid, inst)
+        if before.socket is None:
+            return measure.busy_vcpus(before)
+        key = (before.host, before.socket)
+        wanted = self._wanted.get(key)
+        if wanted is None:
+            sock = measure.host_socket(self.hosts.get(before.host),
+                                       before.socket)
+            here = [i for i in self.on_host.get(before.host, ())
+                    if i.socket == before.socket]
+            wanted = self._wanted[key] = (
+                measure.wanted_on_socket(here, sock) if sock is not None
+                else {i.uuid: measure.busy_vcpus(i) for i in here})
+        return wanted[inst.uuid]
 
     @property
     def state(self):
@@ -741,7 +757,7 @@ def _cpu_overflows(state, inst, before, baseline):
     """(now, then): :func:`measure.core_overflow` of ``inst``'s socket.
 
     Now, and of its socket before the plan, with what each instance wants
-    (:func:`measure.wanted_cpu`); 0 where the socket is unknown.
+    (:meth:`Baseline.wanted_cpu`); 0 where the socket is unknown.
     """
     if inst.socket is None:
         return 0.0, 0.0
@@ -761,7 +777,7 @@ def _cpu_harm(state, inst, before, params, baseline):
     """Whether ``inst`` would get a smaller share of the CPU it wants.
 
     :func:`measure.core_overflow` of its socket now, with what each
-    instance wants (:func:`measure.wanted_cpu`), may not pass
+    instance wants (:func:`measure.wanted_on_socket`), may not pass
     ``max_latency_harm`` for a service answering requests nor
     ``max_vm_harm`` for others, unless its socket before the plan was
     already past that, and then it may not rise. A re-deal that gathers

@@ -219,8 +219,8 @@ def busy_vcpus(inst):
     return inst.vcpus * (1.0 if util is None else min(1.0, max(0.0, util)))
 
 
-def wanted_cpu(view):
-    """{uuid: busy vCPUs it wants} of the instances of ``view``.
+def wanted_on_socket(instances, sock):
+    """{uuid: busy vCPUs it wants} of ``instances`` measured on ``sock``.
 
     Measured CPU use is what an instance got. On a socket whose busy
     vCPUs (:func:`busy_vcpus`) reach its physical cores, each got one
@@ -230,56 +230,49 @@ def wanted_cpu(view):
     socket a plan pushed past its cores looks, at the next audit, as if
     it wanted little more than its cores, and steps each within the harm
     bound add up past it: CPU-bound VMs of a generated cluster lost 5.6 %
-    over two audits each judged at 3-4 % (simulated). Instances of
-    unknown socket keep their measured use.
+    over two audits each judged at 3-4 % (simulated).
     """
-    wanted = {inst.uuid: busy_vcpus(inst) for inst in view.instances}
-    by_socket = {}
-    for inst in view.instances:
-        if inst.socket is not None:
-            by_socket.setdefault((inst.host, inst.socket), []).append(inst)
-    hosts = {h.name: h for h in view.hosts}
-    for (host_name, socket), instances in by_socket.items():
-        host = hosts.get(host_name)
-        sock = next((s for s in (host.sockets if host else ())
-                     if s.id == socket), None)
-        if sock is None or sum(wanted[i.uuid] for i in instances) < (
-                sock.cores or sock.cpus):
-            continue
-        share = max(wanted[i.uuid] / i.vcpus for i in instances
-                    if i.vcpus > 0)
-        if 0 < share < 1:
-            for inst in instances:
-                wanted[inst.uuid] = min(float(inst.vcpus),
-                                        wanted[inst.uuid] / share)
+    wanted = {inst.uuid: busy_vcpus(inst) for inst in instances}
+    if sum(wanted.values()) < (sock.cores or sock.cpus):
+        return wanted
+    share = max((wanted[i.uuid] / i.vcpus for i in instances
+                 if i.vcpus > 0), default=1.0)
+    if 0 < share < 1:
+        for inst in instances:
+            wanted[inst.uuid] = min(float(inst.vcpus),
+                                    wanted[inst.uuid] / share)
     return wanted
 
 
-def core_overflow(instances, host, socket, wanted=None):
+def host_socket(host, socket):
+    """The SocketView ``socket`` of ``host`` (a HostView), or None."""
+    return next((s for s in (host.sockets if host is not None else ())
+                 if s.id == socket), None)
+
+
+def core_overflow(instances, host, socket, wanted=busy_vcpus):
     """Share of the CPU wanted on ``socket`` of ``host`` past its cores.
 
-    The busy vCPUs of its instances (``wanted``, :func:`wanted_cpu`, where
-    it knows the instance, else :func:`busy_vcpus`; an instance of unknown
-    socket evenly on each socket) beyond the socket's physical cores share
+    The busy vCPUs of its instances (``wanted``, a function of an
+    instance: :func:`busy_vcpus`, or what :func:`wanted_on_socket` found
+    where it was measured; an instance of unknown socket evenly on each
+    socket) beyond the socket's physical cores share
     a core with a sibling thread, or take turns: each gets ``E(D) / D`` of
     what it wants, which is ``cores / D`` with nothing gained from SMT.
     This share, the loss without SMT gain, is what the harm check bounds:
     the SMT gain is hardware's and unmeasured, so the bound is on the
     cautious side.
     """
-    sock = next((s for s in host.sockets if s.id == socket), None)
+    sock = host_socket(host, socket)
     if sock is None:
         return 0.0
     cores = sock.cores or sock.cpus
     n = len(host.sockets)
-    wanted = wanted or {}
     demand = 0.0
     for inst in instances:
         if inst.socket is not None and inst.socket != socket:
             continue
-        busy = wanted.get(inst.uuid)
-        if busy is None:
-            busy = busy_vcpus(inst)
+        busy = wanted(inst)
         demand += busy if inst.socket is not None else busy / n
     if demand <= cores:
         return 0.0
