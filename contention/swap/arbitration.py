@@ -107,8 +107,17 @@ def choose(candidates, selection=SENSITIVITY_COST, tolerance=0.1):
     if selection == EXTREME:
         return min(candidates, key=lambda c: (-c.reduction,
                                               tuple(i.uuid for i in c.moved)))
-    near = [c for c in candidates if c.reduction >= best * (1 - tolerance)]
+    near = [c for c in candidates if is_near(c.reduction, best, tolerance)]
     return min(near, key=preference_key)
+
+
+def is_near(reduction, best, tolerance=0.1):
+    """Whether a reduction is within ``tolerance`` of the ``best`` one.
+
+    :func:`choose` prefers among those only, so a candidate that is not
+    near a reduction already found feasible need not be assessed.
+    """
+    return reduction >= best * (1 - tolerance)
 
 
 @dataclasses.dataclass(frozen=True)
