@@ -69,8 +69,8 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
             continue
         priced.append(arbitration.Candidate(out, back, reduction, cost))
     # The largest reductions first: once one is feasible, a candidate not
-    # near it (arbitration.is_near) cannot be chosen and is not assessed
-    # (the trial moves are most of an audit's time at 1,000 hosts).
+    # near it (arbitration.is_near) cannot be chosen, so it is not
+    # assessed (each assessment is trial moves of the state).
     priced.sort(key=lambda c: (-c.reduction,
                                tuple(i.uuid for i in c.moved)))
     feasible = []

@@ -256,11 +256,11 @@ def core_overflow(instances, host, socket, wanted=busy_vcpus):
     The busy vCPUs of its instances (``wanted``, a function of an
     instance: :func:`busy_vcpus`, or what :func:`wanted_on_socket` found
     where it was measured; an instance of unknown socket evenly on each
-    socket) beyond the socket's physical cores share
-    a core with a sibling thread, or take turns: each gets ``E(D) / D`` of
-    what it wants, which is ``cores / D`` with nothing gained from SMT.
-    This share, the loss without SMT gain, is what the harm check bounds:
-    the SMT gain is hardware's and unmeasured, so the bound is on the
+    socket) beyond the socket's physical cores share a core with a
+    sibling thread, or take turns: each gets ``E(D) / D`` of what it
+    wants, which is ``cores / D`` with nothing gained from SMT. This
+    share, the loss without SMT gain, is what the harm check bounds: the
+    SMT gain is hardware's and unmeasured, so the bound is on the
     cautious side.
     """
     sock = host_socket(host, socket)
