@@ -208,7 +208,8 @@ class _Walk:
             inst, before = state.inst[uuid], baseline.inst[uuid]
             if inst.llc_misses_per_s is None:
                 continue
-            if _co_load_harm(state, inst, before, self.params, baseline,
+            loads = _co_loads(state, inst, before, baseline)
+            if _co_load_harm(state, inst, before, self.params, loads,
                              gain=state.repair_gain(inst, before)):
                 broken.add(uuid)
         return broken
@@ -282,22 +283,29 @@ class _Walk:
         ``spared``), and notes it in ``leaned_on``.
         """
         state, params, baseline = self.state, self.params, self.baseline
-        found = (_cpu_harm(state, inst, before, params, baseline)
-                 or _remote_harm(state, inst, before, params))
+        cpu = _cpu_overflows(state, inst, before, baseline)
+        remote = _remote_slowdown(state, inst, before)
+        found = (_cpu_harm(inst, before, params, cpu)
+                 or _remote_harm(inst, before, params, remote))
         if found:
             return found
         gain = state.repair_gain(inst, before)
+        loads = None
         if inst.llc_misses_per_s is not None:
-            found = _co_load_harm(state, inst, before, params, baseline,
+            loads = _co_loads(state, inst, before, baseline)
+            found = _co_load_harm(state, inst, before, params, loads,
                                   gain=gain)
             if (found and inst.uuid in self.spared
-                    and _co_load_harm(state, inst, before, params, baseline,
-                                      repaired=True) is None):
+                    and _co_load_harm(state, inst, before, params,
+                                      _co_loads(state, inst, before,
+                                                baseline, repaired=True))
+                    is None):
                 self.leaned_on.add(inst.uuid)
                 return None
             if found:
                 return found
-        return _summed_harm(state, inst, before, params, baseline, gain)
+        return _summed_harm(state, inst, before, params, cpu, remote, loads,
+                            gain)
 
 
 def _repairs(state, groups):
@@ -672,22 +680,22 @@ def _co_loads(state, inst, before, baseline, repaired=False):
     return then, now
 
 
-def _co_load_harm(state, inst, before, params, baseline, repaired=False,
-                  gain=0.0):
+def _co_load_harm(state, inst, before, params, loads, gain=0.0):
     """Whether ``inst`` would face too many more co-runner LLC misses.
 
-    The co-runner LLC misses it faces (:func:`_co_loads`) before the plan
-    and now, judged by :func:`measure.hurt`: a service answering requests
-    by ``max_latency_harm``, others by ``max_vm_harm`` weighted by their
-    sensitivity. For an instance a NUMA repair of the plan moves onto its
-    own memory (``repaired``), which gains what the estimate does not
-    count, the re-deal of its host's own instances is that repair's price
-    and is not judged; instances the plan migrates onto its host are (the
+    The co-runner LLC misses it faces before the plan and now
+    (``loads``, :func:`_co_loads`), judged by :func:`measure.hurt`: a
+    service answering requests by ``max_latency_harm``, others by
+    ``max_vm_harm`` weighted by their sensitivity. For an instance a NUMA
+    repair of the plan moves onto its own memory (loads read with
+    ``repaired``), which gains what the estimate does not count, the
+    re-deal of its host's own instances is that repair's price and is not
+    judged; instances the plan migrates onto its host are (the
     arrivals' load is the rise): a cache-bound VM repaired beside a
     streamer the plan brings in fell by 20 % on a generated cluster
     (simulated).
     """
-    then, now = _co_loads(state, inst, before, baseline, repaired)
+    then, now = loads
     if not measure.hurt(before, then, now, params.max_vm_harm,
                         params.max_latency_harm, state.typical_load,
                         state.thresholds, gain=gain):
@@ -727,7 +735,7 @@ def _remote_slowdown(state, inst, before):
     return share, slowdown
 
 
-def _remote_harm(state, inst, before, params):
+def _remote_harm(inst, before, params, remote):
     """Whether the plan leaves more of ``inst``'s own misses remote.
 
     A re-pin that moves vCPUs and leaves the memory behind (Ahn et al.'s
@@ -735,9 +743,9 @@ def _remote_harm(state, inst, before, params):
     misses to another socket's memory, which no co-runner count shows:
     on generated clusters such re-pins cost cache-bound VMs 10-12 %
     (simulated) while the check passed them. The estimated slowdown
-    (:func:`_remote_slowdown`) may not pass the bound.
+    (``remote``, :func:`_remote_slowdown`) may not pass the bound.
     """
-    share, slowdown = _remote_slowdown(state, inst, before)
+    share, slowdown = remote
     bound = _bound(before, params)
     if slowdown <= bound + _EPS:
         return None
@@ -773,11 +781,12 @@ def _cpu_overflows(state, inst, before, baseline):
     return now, then
 
 
-def _cpu_harm(state, inst, before, params, baseline):
+def _cpu_harm(inst, before, params, overflows):
     """Whether ``inst`` would get a smaller share of the CPU it wants.
 
-    :func:`measure.core_overflow` of its socket now, with what each
-    instance wants (:func:`measure.wanted_on_socket`), may not pass
+    :func:`measure.core_overflow` of its socket now (``overflows``,
+    :func:`_cpu_overflows`), with what each instance wants
+    (:func:`measure.wanted_on_socket`), may not pass
     ``max_latency_harm`` for a service answering requests nor
     ``max_vm_harm`` for others, unless its socket before the plan was
     already past that, and then it may not rise. A re-deal that gathers
@@ -788,7 +797,7 @@ def _cpu_harm(state, inst, before, params, baseline):
     socket one plan left 3 % past its cores could take 3 % more from the
     next.
     """
-    now, then = _cpu_overflows(state, inst, before, baseline)
+    now, then = overflows
     bound = _bound(before, params)
     if now <= max(then, bound) + _EPS:
         return None
@@ -798,24 +807,24 @@ def _cpu_harm(state, inst, before, params, baseline):
             % (inst.uuid, 100 * (1 - now), 100 * (1 - then), 100 * bound))
 
 
-def _summed_harm(state, inst, before, params, baseline, gain):
+def _summed_harm(state, inst, before, params, cpu, remote, loads, gain):
     """Whether the slowdowns estimated for ``inst`` add up past the bound.
 
     Each rule above bounds one cause; one plan can give an instance
     several, each within the bound and together past it: on a generated
     cluster (seed 19, gen-small-073) a CPU-bound VM moved onto a socket
     5 % past its cores, beside a cache-bound one, lost 6 % (simulated).
-    The sum of the rises, CPU (:func:`_cpu_overflows`), misses sent
-    remote (:func:`_remote_slowdown`) and co-runner misses
-    (:func:`measure.co_load_slowdown`, with ``gain``, what a repair gives
+    The sum of the rises, CPU (``cpu``, :func:`_cpu_overflows`), misses
+    sent remote (``remote``, :func:`_remote_slowdown`) and co-runner
+    misses (``loads``, :func:`_co_loads`, None if unknown, through
+    :func:`measure.co_load_slowdown` with ``gain``, what a repair gives
     back), may not pass the bound either; a cause that falls counts
-    nothing.
+    nothing. The estimates are those the single-cause rules judged.
     """
-    now, then = _cpu_overflows(state, inst, before, baseline)
-    parts = [max(0.0, now - then),
-             max(0.0, _remote_slowdown(state, inst, before)[1]), 0.0]
-    if inst.llc_misses_per_s is not None:
-        then_load, now_load = _co_loads(state, inst, before, baseline)
+    now, then = cpu
+    parts = [max(0.0, now - then), max(0.0, remote[1]), 0.0]
+    if loads is not None:
+        then_load, now_load = loads
         parts[2] = max(0.0, measure.co_load_slowdown(
             before, then_load, now_load, state.typical_load,
             state.thresholds, gain))
