@@ -33,11 +33,13 @@ exchange, later actions of the same instance):
   it (:meth:`_Walk.harmed_at_end`).
 
 A re-pin dropped for harming a co-runner that a later migration of the
-same plan takes away from its host is tried once more after the rest of
-the plan, and kept if it then harms no one and still lowers the predicted
-contention of its sockets (:func:`_after_the_rest`): Ahn et al.'s local
-phase runs before the global one, and the next audit would otherwise
-propose it as soon as the migration has run.
+same plan takes away from its host, and a migration dropped for harming
+an instance on a host a re-pin of the plan re-deals later (or that waits
+itself), are tried once more after the rest of the plan, and kept if
+they then harm no one and still lower the predicted contention of their
+sockets (:meth:`_Walk.after_the_rest`): Ahn et al.'s local phase runs
+before the global one, and the next audit would otherwise propose them
+as soon as the other action has run.
 
 Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
 performance of the instances it touches falls (the placement model's
@@ -155,8 +157,9 @@ class _Walk:
         kept = []
         dropped = set()
         deferred = []
-        later = _later_instances(groups)
-        leaving = _later_instances(groups, migrated=True)
+        later = _later(groups, _instances)
+        leaving = _later(groups, _migrated)
+        repinned = _later(groups, _repinned_hosts)
         for index, group in enumerate(groups):
             uuids = _instances(group)
             if uuids & dropped:
@@ -172,8 +175,13 @@ class _Walk:
                 for inst in reversed(found):
                     state.restore(inst)
                 reason, victim = harmed
-                if (_local(group) and victim in leaving[index]
-                        and not uuids & later[index]):
+                if _local(group):
+                    waits = victim in leaving[index]
+                else:
+                    waits = _host_after(state, group, victim) in (
+                        repinned[index].union(*(
+                            _hosts(g) for g, _ in deferred)))
+                if waits and not uuids & later[index]:
                     deferred.append((group, reason))
                 else:
                     _drop(group, reason, skipped, dropped)
@@ -215,23 +223,25 @@ class _Walk:
         return broken
 
     def after_the_rest(self, group):
-        """A re-pin refused where it stood, tried after the rest of the plan.
+        """A group refused where it stood, tried after the rest of the plan.
 
         Only for a re-pin that hurts a co-runner a later migration of the
         same plan takes away (Ahn et al.'s local phase runs before the
-        global one): refused in its place, the next audit would propose
-        it once the migration has run. Tried at the end, on the state the
-        kept actions leave, it is kept if it is feasible, harms no one
-        and still lowers the predicted contention of the sockets it
-        touches (the host has changed since it was planned). (ordered,
-        originals), applied on the state, or None with it unchanged.
+        global one), or a migration that hurts an instance on a host a
+        later re-pin of the plan re-deals (the local phase's re-deal of a
+        host the global phase empties a socket of runs after the swap):
+        refused in its place, the next audit would propose it once the
+        other has run. Tried at the end, on the state the kept actions
+        leave, it is kept if it is feasible, harms no one and still
+        lowers the predicted contention of the sockets it touches (the
+        hosts have changed since it was planned). (ordered, originals),
+        applied on the state, or None with it unchanged.
         """
         state = self.state
         keys = set()
-        for action in group:
-            inst = state.inst[action.instance]
-            keys |= {(inst.host, inst.socket),
-                     (action.host, action.dest_socket)}
+        for leg in _legs_of(group):
+            inst = state.inst[leg.instance]
+            keys |= {(inst.host, inst.socket), (_dest(leg), leg.dest_socket)}
         before = state.pressure(keys)
         ordered, found = _feasible(state, group)
         if ordered is None:
@@ -251,7 +261,7 @@ class _Walk:
         """
         state, baseline, predictor = (self.state, self.baseline,
                                       self.predictor)
-        legs = [leg for action in ordered for leg in _legs(action)]
+        legs = _legs_of(ordered)
         for inst in _touched_instances(state, _keys(state, baseline, legs)):
             before = baseline.inst[inst.uuid]
             now = then = None
@@ -335,8 +345,12 @@ def _legs(action):
     return (action,)
 
 
+def _legs_of(actions):
+    return [leg for action in actions for leg in _legs(action)]
+
+
 def _instances(actions):
-    return {leg.instance for action in actions for leg in _legs(action)}
+    return {leg.instance for leg in _legs_of(actions)}
 
 
 def _groups(view, actions):
@@ -372,18 +386,38 @@ def _local(group):
     return all(isinstance(action, cluster.Repin) for action in group)
 
 
-def _later_instances(groups, migrated=False):
-    """For each group, the instances the groups after it act on.
-
-    ``migrated``: only those they migrate to another host.
-    """
+def _later(groups, of):
+    """For each group, the union of ``of(group)`` over the groups after it."""
     later, seen = [], set()
     for group in reversed(groups):
         later.append(frozenset(seen))
-        seen |= ({leg.instance for action in group for leg in _legs(action)
-                  if isinstance(leg, cluster.Migrate)}
-                 if migrated else _instances(group))
+        seen |= of(group)
     return later[::-1]
+
+
+def _migrated(group):
+    """The instances ``group`` migrates to another host."""
+    return {leg.instance for leg in _legs_of(group)
+            if isinstance(leg, cluster.Migrate)}
+
+
+def _repinned_hosts(group):
+    """The hosts ``group`` re-pins on."""
+    return {leg.host for leg in _legs_of(group)
+            if isinstance(leg, cluster.Repin)}
+
+
+def _hosts(group):
+    """The hosts ``group`` lands on."""
+    return {_dest(leg) for leg in _legs_of(group)}
+
+
+def _host_after(state, group, uuid):
+    """The host ``uuid`` is on once ``group`` has run."""
+    for leg in _legs_of(group):
+        if leg.instance == uuid and isinstance(leg, cluster.Migrate):
+            return leg.dest_host
+    return state.inst[uuid].host
 
 
 def _drop(group, reason, skipped, dropped):
@@ -490,7 +524,7 @@ def _feasible(state, group):
     """
     reason = None
     for order in _orders(group):
-        legs = [leg for action in order for leg in _legs(action)]
+        legs = _legs_of(order)
         originals = [state.inst[leg.instance] for leg in legs]
         hosts = sorted({_dest(leg) for leg in legs
                         if not isinstance(leg, cluster.CpuQuota)})
@@ -846,7 +880,7 @@ def _mean_falls(state, kept, predictor, baseline, applied):
     estimate over those sockets (the pressure plus the LLC misses that
     reach remote memory, as NUMA repair counts it) must not rise.
     """
-    legs = [leg for action in kept for leg in _legs(action)]
+    legs = _legs_of(kept)
     keys = _keys(state, baseline, legs)
     if not predictor.active:
         after = state.pressure(keys) + state.remote_misses(keys)

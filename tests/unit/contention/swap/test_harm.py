@@ -438,6 +438,44 @@ class TestServing(testtools.TestCase):
                          cluster.Plan(actions=(re_pin, away)), PARAMS)
         self.assertEqual((away, re_pin), out.actions)
 
+    def _three_on_a_socket(self):
+        # Host 'a': 'x', 'y' and 'w', heavy, on socket 0. Host 'b': 'c'
+        # and 'd', light, CPU-bound, one per socket.
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('x', 'a', 20 * M, socket=0, cpu_util=1.0, mf=0.9),
+            v.vm('y', 'a', 20 * M, socket=0, cpu_util=1.0, mf=0.9),
+            v.vm('w', 'a', 20 * M, socket=0, cpu_util=1.0, mf=0.9),
+            v.vm('c', 'b', 0.1 * M, socket=0, cpu_util=1.0, mf=0.03),
+            v.vm('d', 'b', 0.1 * M, socket=1, cpu_util=1.0, mf=0.03)])
+
+    def test_a_migration_waits_for_the_re_deal_of_its_host(self):
+        # 'c' swapped in for 'x' would run beside 'y' and 'w'.
+        swap_in = cluster.Swap(cluster.Migrate('x', 'a', 'b', 0),
+                               cluster.Migrate('c', 'b', 'a', 0))
+        out = harm.check(self._three_on_a_socket(),
+                         cluster.Plan(actions=(swap_in,)), PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('harm_bound: c ', out.skipped[0].reason)
+        # The plan also re-deals 'y' onto the empty socket: the swap runs
+        # after it, and 'c' then runs beside 'w' alone.
+        re_deal = cluster.Repin('y', 'a', 1, move_memory=True)
+        for order in ((swap_in, re_deal), (re_deal, swap_in)):
+            out = harm.check(self._three_on_a_socket(),
+                             cluster.Plan(actions=order), PARAMS)
+            self.assertEqual((re_deal, swap_in), out.actions)
+
+    def test_a_migration_waits_only_for_a_re_deal_of_its_host(self):
+        # A re-pin on another host changes nothing for 'c'.
+        view = v.view(self._three_on_a_socket().hosts + (v.host('e'),),
+                      self._three_on_a_socket().instances
+                      + (v.vm('f', 'e', 1 * M, socket=0),))
+        swap_in = cluster.Swap(cluster.Migrate('x', 'a', 'b', 0),
+                               cluster.Migrate('c', 'b', 'a', 0))
+        elsewhere = cluster.Repin('f', 'e', 1, move_memory=True)
+        out = harm.check(view, cluster.Plan(actions=(swap_in, elsewhere)),
+                         PARAMS)
+        self.assertNotIn(swap_in, out.actions)
+
     def _beside_a_service(self):
         # 'r' runs beside a streamer with its memory on socket 0, where
         # 's' serves requests alone.
