@@ -39,9 +39,17 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
                + state.unit_weight.get(dst, 1.0))
     if params.victim_selection == arbitration.EXTREME:
         out = max(outs, key=lambda i: (measure.misses(i), i.uuid))
-        back = (min(backs, key=lambda i: (measure.misses(i), i.uuid))
-                if backs else None)
-        pairs = [(out, back)]
+        # The papers' partner has the fewest misses; those within the
+        # tolerance of it are partners too (counters rarely tell them
+        # apart, and earlier steps of the plan moved their co-runners
+        # without measuring them again): the feasible one that narrows
+        # the difference most wins (arbitration.choose).
+        if backs:
+            low = min(measure.misses(i) for i in backs)
+            pairs = [(out, b) for b in backs
+                     if measure.misses(b) <= low * (1 + params.tolerance)]
+        else:
+            pairs = [(out, None)]
     else:
         pairs = [(o, b) for o in outs for b in backs]
         pairs += [(o, None) for o in outs]

@@ -70,8 +70,10 @@ class SwapParameters:
              'failed) is not moved again.')
     tolerance: float = _field(
         0.1, minimum=0, maximum=1,
-        help='Moves within this fraction of the best reduction compete on '
-             'sensitivity and cost (sensitivity_cost only).')
+        help='sensitivity_cost: moves within this fraction of the best '
+             'reduction compete on sensitivity and cost. extreme: '
+             'instances of the least loaded unit within this fraction of '
+             'its fewest misses are partners too.')
     migration_cost_per_gib: float = _field(
         2.5e5, minimum=0,
         help='Cost of moving one GiB of memory (live migration or a '

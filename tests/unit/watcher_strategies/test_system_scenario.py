@@ -8,12 +8,17 @@ imported: it starts a cloud), so a change of them is planned here too.
 """
 
 import ast
+import dataclasses
 import os
+import uuid
 
+import numpy as np
 import testtools
 
 from contention import cluster
 from contention import reportview
+from contention.sim import scenario as scenario_mod
+from contention.sim import simulator
 from contention import swap
 from contention.swap import params as params_mod
 from tests.unit import system_tools
@@ -115,6 +120,60 @@ class TestSystemScenario(testtools.TestCase):
         self.assertEqual((), second.actions, (sockets, kinds))
         if kinds:
             self.assertEqual(['Swap', 'Repin', 'Swap'], kinds, sockets)
+
+
+class TestSystemScenarioSimulated(testtools.TestCase):
+    """make system's cloud as the emulated source plays it, audits and all.
+
+    Each agent's emulated source places its servers in UUID order on
+    alternate sockets of ahn-wl1's host; the system test then moves one
+    memory-bound server's vCPUs to the other socket and leaves its memory
+    behind. Which server, and so which socket ends up crowded, follows
+    from the UUIDs Nova draws: here several draws, in the simulator that
+    the emulated source runs, with the audit the system test types. The
+    first plan repairs the memory, evens the host and swaps; the next
+    audit proposes nothing.
+    """
+
+    def _scenario(self, draw):
+        base = scenario_mod.load('ahn-wl1')
+        hardware = base.hosts[0][1]
+        names = [str(uuid.UUID(int=(draw * 8 + k) * 2654435761 % 2 ** 128))
+                 for k in range(8)]
+        mems, cpus = sorted(names[:4]), sorted(names[4:])
+        remote = mems[draw % 4]
+        specs = []
+        for k, name in enumerate(mems):
+            socket = 1 - k % 2 if name == remote else k % 2
+            specs.append(scenario_mod.InstanceSpec(
+                profile='milc', name=name, host='cmp-1', socket=socket,
+                memory_socket=k % 2))
+        specs += [scenario_mod.InstanceSpec(
+            profile='namd', name=name, host='cmp-2', socket=k % 2,
+            memory_socket=k % 2) for k, name in enumerate(cpus)]
+        return dataclasses.replace(
+            base, name='make-system', hosts=(('cmp-1', hardware),
+                                             ('cmp-2', hardware)),
+            instances=tuple(specs), arrivals=(), placement='explicit')
+
+    def test_every_draw_is_evened_in_one_plan(self):
+        command, = _constants('AUDIT_COMMAND')
+        given = dict(arg.split('=', 1) for arg in
+                     command[command.index('-s') + 3::2])
+        for draw in range(8):
+            sim = simulator.Simulator(self._scenario(draw))
+            policy = simulator.load_policy(command[command.index('-s') + 1],
+                                           **given)
+            policy.bind(sim)
+            rng = np.random.default_rng(0)
+            plans = []
+            for _ in range(2):
+                sim.arrive(policy, rng)
+                plans.append(sim.audit(policy, rng)[0])
+                sim.step()
+            first, second = plans
+            self.assertTrue(_swaps(first), (draw, first.skipped))
+            self.assertEqual((), second.actions, (draw, first.actions))
 
 
 class TestTheDocsShowIt(testtools.TestCase):

@@ -221,6 +221,28 @@ class TestCacheAwareGlobal(testtools.TestCase):
         self.assertEqual((), plan.actions)
         self.assertEqual('no_capacity', _reasons(plan)['hot'])
 
+    def test_a_partner_nearly_as_light_is_tried(self):
+        # c0 has the fewest misses but frees too little memory on its
+        # socket for h0; c1, within the tolerance of c0's misses, frees
+        # enough on its own.
+        cold = v.host('cold', sockets=2, cpus=8, memory_mib=4096)
+        view = v.view([v.host('hot'), cold],
+                      [v.vm('h0', 'hot', 4 * M, memory_mib=4096),
+                       v.vm('h1', 'hot', 3.5 * M),
+                       v.vm('c0', 'cold', 1 * M, memory_mib=1024),
+                       v.vm('c1', 'cold', 1.05 * M, socket=1,
+                            memory_mib=4096),
+                       v.vm('c2', 'cold', 1.5 * M, memory_mib=3072)])
+        free = dataclasses.replace(EXTREME, migration_cost_per_gib=0.0,
+                                   min_predicted_gain=0.0)
+        plan = swap.cache_aware(view, free)
+        self.assertEqual({'h0', 'c1'}, set(_moved(plan)))
+        # Past the tolerance it is not the papers' partner.
+        plan = swap.cache_aware(view, dataclasses.replace(free,
+                                                          tolerance=0.01))
+        self.assertEqual((), plan.actions)
+        self.assertEqual('no_capacity', _reasons(plan)['hot'])
+
     def test_transient_capacity_chooses_leg_order(self):
         # cold's memory is full: h0 can only land once c0 has left.
         cold = v.host('cold', sockets=1, cpus=16, memory_mib=2048)
@@ -762,25 +784,32 @@ class TestPredictedContention(testtools.TestCase):
         self.assertAlmostEqual(
             0.1 * 2 * M + 0.1 * 2 * M, swap.pressure([reuser, light], th))
 
-    def test_swap_of_alike_instances_is_not_proposed(self):
-        # Same image and flavor: the swap changes no socket's mix, though
-        # their measured misses differ.
-        view = v.view([v.host('a', cpus=4)],
+    def _alike(self, y1_misses):
+        return v.view([v.host('a', cpus=4)],
                       [v.vm('x0', 'a', 20 * M, socket=0, image_id='img',
                             flavor='f'),
                        v.vm('x1', 'a', 10 * M, socket=0, image_id='img',
                             flavor='f'),
                        v.vm('y0', 'a', 1 * M, socket=1, image_id='img',
                             flavor='f'),
-                       v.vm('y1', 'a', 1 * M, socket=1, image_id='other',
-                            flavor='f')])
+                       v.vm('y1', 'a', y1_misses, socket=1,
+                            image_id='other', flavor='f')])
+
+    def test_swap_of_alike_instances_is_not_proposed(self):
+        # Same image and flavor: the swap changes no socket's mix, though
+        # their measured misses differ.
+        view = self._alike(1.5 * M)
         params = swap.SwapParameters(victim_selection='extreme',
                                      threshold=1 * M, max_swaps=1,
                                      migration_cost_per_gib=0)
-        # The papers' pair (x0, y0) is alike: nothing else is tried.
+        # The papers' pair (x0, y0) is alike, and y1 misses more than the
+        # tolerance allows: nothing else is tried.
         plan = swap.numa_aware(view, params)
         self.assertEqual((), plan.actions)
         self.assertIn('no_gain', _reasons(plan)['a/socket-0'])
+        # y1 as light as y0 is the papers' partner too.
+        plan = swap.numa_aware(self._alike(1 * M), params)
+        self.assertEqual({'x0', 'y1'}, {a.instance for a in plan.actions})
         params = dataclasses.replace(params,
                                      victim_selection='sensitivity_cost')
         plan = swap.numa_aware(view, params)
