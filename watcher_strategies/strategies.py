@@ -423,12 +423,35 @@ class ContentionSwapBase(base.BaseStrategy):
 
 
 class CacheAwareSwap(ContentionSwapBase):
-    """Cache-aware swap (Ahn et al. Algorithm 1, Merlin arbitration).
+    """Cache-aware swap (Ahn et al. Algorithm 1, Merlin arbitration)
 
-    Re-pins each host's instances so its sockets have even LLC misses,
+    *Description*
+
+    Repairs instances whose memory is on another node than their vCPUs,
+    re-pins each host's instances so its sockets have even LLC misses,
     then swaps the instance with the most misses on the most loaded host
-    with one with few misses on the least loaded host, while they differ
-    by more than the threshold.
+    with one with few misses on the least loaded host (``extreme``, the
+    papers' rule, or Merlin's ``sensitivity_cost``) while they differ by
+    more than ``threshold``, then gives capped instances that use what
+    they are allocated more CPU where free cores allow (Merlin).
+    Every plan passes the harm check (``max_vm_harm``,
+    ``max_latency_harm``) before Watcher sees it.
+
+    *Requirements*
+
+    contention-agent on every compute host in scope and
+    contention-collector writing to the store; live migration between the
+    hosts; two or more sockets per host for the re-pins.
+
+    *Limitations*
+
+    LLC misses are a proxy for performance: where no placement model
+    values an instance, the harm check bounds estimates (co-runner
+    misses, CPU past the cores, misses left remote), not the instance's
+    speed. Memory-controller load is not estimated: a repair that moves
+    memory home onto a node whose controller is the busy one can slow
+    the instance it repairs (simulated; doc/watcher.md). Each step is
+    planned on the counters measured before the plan.
     """
 
     algorithm = swap.CACHE_AWARE
@@ -447,10 +470,30 @@ class CacheAwareSwap(ContentionSwapBase):
 
 
 class NumaAwareSwap(ContentionSwapBase):
-    """NUMA-aware swap (Ahn et al. Algorithm 2, Merlin arbitration).
+    """NUMA-aware swap (Ahn et al. Algorithm 2, Merlin arbitration)
 
-    Swaps instances, with their memory, between the sockets with the most
-    and fewest LLC misses across the cloud, keeping NUMA affinity.
+    *Description*
+
+    Repairs instances whose memory is on another node than their vCPUs,
+    then swaps instances, with their memory, between the sockets with the
+    most and fewest LLC misses across the cloud (a re-pin pair within a
+    host, a pair of live migrations between hosts), keeping NUMA
+    affinity, then swaps for predicted contention alone and gives capped
+    instances more CPU (Merlin). Every plan passes the harm check
+    (``max_vm_harm``, ``max_latency_harm``) before Watcher sees it.
+
+    *Requirements*
+
+    contention-agent on every compute host in scope and
+    contention-collector writing to the store; live migration between the
+    hosts.
+
+    *Limitations*
+
+    As ``cache_aware_swap``: LLC misses are a proxy, the harm check
+    bounds estimates where no placement model values an instance, memory-
+    controller load is not estimated, and each step is planned on the
+    counters measured before the plan.
     """
 
     algorithm = swap.NUMA_AWARE
