@@ -1115,7 +1115,11 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
                 late.setdefault(label, []).append(name)
         d += ['', 'Left out where a run passed %.0f CPU s on one cluster '
               '(`bench.evaluation.family.ROW_CPU_S`; those clusters '
-              'count without the row): %s.' % (
+              'count without the row): %s. CPU seconds depend on the '
+              'machine: where the oracle is left out, the best-known '
+              'reference is the best row that finished, so the shares of '
+              'the best-known gain can move between machines with no '
+              'change of any row\'s results.' % (
                   family_mod.ROW_CPU_S, '; '.join(
                       '%s on %d (%s)' % (label, len(names),
                                          ', '.join(sorted(names)))
