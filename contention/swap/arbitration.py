@@ -105,10 +105,18 @@ def choose(candidates, selection=SENSITIVITY_COST, tolerance=0.1):
         return None
     best = max(c.reduction for c in candidates)
     if selection == EXTREME:
-        return min(candidates, key=lambda c: (-c.reduction,
-                                              tuple(i.uuid for i in c.moved)))
+        return min(candidates, key=largest_reduction_first)
     near = [c for c in candidates if is_near(c.reduction, best, tolerance)]
     return min(near, key=preference_key)
+
+
+def largest_reduction_first(candidate):
+    """Sort key: the largest reduction first, ties by the moved UUIDs.
+
+    The ``extreme`` choice, and the order the balancing assesses
+    candidates in.
+    """
+    return (-candidate.reduction, tuple(i.uuid for i in candidate.moved))
 
 
 def is_near(reduction, best, tolerance=0.1):

@@ -79,8 +79,7 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
     # The largest reductions first: once one is feasible, a candidate not
     # near it (arbitration.is_near) cannot be chosen, so it is not
     # assessed (each assessment is trial moves of the state).
-    priced.sort(key=lambda c: (-c.reduction,
-                               tuple(i.uuid for i in c.moved)))
+    priced.sort(key=arbitration.largest_reduction_first)
     feasible = []
     for cand in priced:
         if feasible and not arbitration.is_near(
