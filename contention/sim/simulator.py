@@ -26,7 +26,6 @@ from contention.sim import hardware
 from contention.sim import migration
 from contention.sim import placement
 from contention.sim import scenario as scenario_mod
-from contention.sim import solver
 from contention.sim import state as state_mod
 
 _NAMESPACE = uuidlib.UUID('0b3f6a52-5f0e-4a57-9d51-3c1f7f2a9e11')
@@ -245,10 +244,7 @@ class Simulator(object):
             slowdown, cpu, traffic = overheads
             p = self.state.problem(t, slowdown=slowdown, extra_cpu=cpu,
                                    extra_traffic=traffic)
-        ref = solver.solve(solver.alone(p))
-        p.cpi_ref = ref.cpi
-        sol = solver.solve(p)
-        perf = solver.normalised_performance(p, sol, ref)
+        sol, perf = self.state.performance(p)
         self.solver_wall_s += time.perf_counter() - start
         counts = counters_mod.deltas(p, sol, dt, self.scenario.noise,
                                      self._noise_rng)

@@ -46,9 +46,11 @@ Steps 1-6 repeat with geometric damping of IPS and linear damping of
 occupancy until IPS changes by less than ``tol`` (relative) or
 ``max_iter``. Normalised performance divides by the same VM solved alone
 (:func:`alone`): its own node, an otherwise idle host of the same class,
-local memory, no quota. Throughput VMs: ``IPS / IPS_alone``. Latency VMs:
-response time ``R = S / (1 - rho)`` with ``rho = d S / a`` (``a`` = CPU
-share available per vCPU, rho clipped at 0.95), and performance
+local memory, no quota (of one class for the whole cluster where classes
+mix: :func:`normalised_performance`'s ``yardstick``). Throughput VMs:
+``IPS / IPS_alone``. Latency VMs: response time ``R = S / (1 - rho)``
+with ``rho = d S / a`` (``a`` = CPU share available per vCPU, rho
+clipped at 0.95), and performance
 ``R_alone / R``, of which only the profile's ``response_cpu_share``
 stretches (the rest of a request's time, e.g. its network transfer, does
 not).
@@ -346,27 +348,30 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
         iterations=it, converged=converged)
 
 
-def alone(p):
+def alone(p, host=None):
     """The :class:`Problem` of every instance alone on an idle host.
 
     Each instance gets one L3 domain of its own host's class (the cache
     of its host's first domain and the memory controller of that domain's
     node, enough cores for its vCPUs), local memory, no quota and no
-    migration slowdown.
+    migration slowdown. With ``host`` (an index of ``p``'s hosts), every
+    instance is alone on that host's class instead: the yardstick of a
+    cluster mixing host classes (:func:`normalised_performance`).
     """
     n_inst = len(p.vcpus)
-    first = p.host_offset[p.inst_host]
+    hosts = (p.inst_host if host is None
+             else np.full(n_inst, int(host), dtype=int))
+    first = p.host_offset[hosts]
     if p.host_node_offset is None:
         first_node = first
     else:
-        first_node = (p.host_node_offset[p.inst_host]
-                      + _dom_node(p)[p.inst_host, 0])
+        first_node = p.host_node_offset[hosts] + _dom_node(p)[hosts, 0]
     ones = np.ones(n_inst)
     link = np.asarray(p.host_link_bw, dtype=float)
     if link.ndim == 1:
-        link = link[p.inst_host]
+        link = link[hosts]
     else:
-        link = (np.max(link[p.inst_host].reshape(n_inst, -1), axis=1)
+        link = (np.max(link[hosts].reshape(n_inst, -1), axis=1)
                 if n_inst else np.zeros(0))
     return Problem(
         node_cores=np.maximum(p.node_cores[first], p.vcpus.astype(float)),
@@ -375,9 +380,9 @@ def alone(p):
         node_smt_gain=p.node_smt_gain[first],
         node_mc_q=p.node_mc_q[first_node],
         host_offset=np.arange(n_inst),
-        host_freq=p.host_freq[p.inst_host], host_lat=p.host_lat[p.inst_host],
+        host_freq=p.host_freq[hosts], host_lat=p.host_lat[hosts],
         host_link_bw=link,
-        host_link_q=p.host_link_q[p.inst_host],
+        host_link_q=p.host_link_q[hosts],
         host_latency_factor=np.ones((n_inst, 1, 1)),
         inst_host=np.arange(n_inst), vcpus=p.vcpus,
         vcpu_frac=np.ones((n_inst, 1)), mem_frac=np.ones((n_inst, 1)),
@@ -388,17 +393,26 @@ def alone(p):
         slowdown=np.zeros(n_inst))
 
 
-def normalised_performance(p, sol, ref):
+def normalised_performance(p, sol, ref, yardstick=None):
     """Performance of each instance relative to alone (see module doc).
 
-    ``ref`` is the :class:`Solution` of :func:`alone` for ``p``.
+    ``ref`` is the :class:`Solution` of :func:`alone` for ``p``: how much
+    longer a request takes on its own host, which sets a latency VM's CPU
+    utilisation. ``yardstick`` (default ``ref``) is what performance 1
+    means: alone on one host class for the whole cluster
+    (:func:`alone` with ``host``), so moving a VM to faster or slower
+    hardware shows as the gain or the loss it is.
     """
-    throughput = sol.ips / np.maximum(ref.ips, 1.0)
+    yard = ref if yardstick is None else yardstick
+    throughput = sol.ips / np.maximum(yard.ips, 1.0)
     stretch = sol.cpi / np.maximum(ref.cpi, 1e-12)
     rho_alone = np.minimum(p.demand, _LAT_RHO_MAX)
     rho = np.minimum(p.demand * stretch / np.maximum(sol.cpu_avail, 1e-9),
                      _LAT_RHO_MAX)
-    response = stretch * (1.0 - rho_alone) / (1.0 - rho)
+    # Service time against the yardstick's (R = S / (1 - rho), and alone
+    # on the yardstick rho is the demand).
+    service = sol.cpi / np.maximum(yard.cpi, 1e-12)
+    response = service * (1.0 - rho_alone) / (1.0 - rho)
     if p.response_cpu_share is not None:
         c = p.response_cpu_share
         response = (1.0 - c) + c * response

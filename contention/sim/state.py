@@ -57,11 +57,38 @@ class SimInstance:
         return self.profile.demand_at(t + self.phase_offset)
 
 
-class ClusterState(object):
-    """Hosts, instances and the placement; builds solver problems."""
+def yardstick_index(hosts):
+    """The index of the host whose class means performance 1, or None.
 
-    def __init__(self, hosts):
+    On a cluster of one host class, None: each VM is measured against
+    itself alone on its own host's class, as the papers measure. On a
+    cluster mixing classes that yardstick would move with the VM (a move
+    to a larger cache raised it, so a VM that ran faster looked slower),
+    so every VM is measured against itself alone on one class: the most
+    common one (the first listed on a tie), at its first host.
+    """
+    counts = {}
+    for host in hosts:
+        counts[host.hw.name] = counts.get(host.hw.name, 0) + 1
+    if len(counts) < 2:
+        return None
+    top = max(counts.values())
+    return next(i for i, host in enumerate(hosts)
+                if counts[host.hw.name] == top)
+
+
+class ClusterState(object):
+    """Hosts, instances and the placement; builds solver problems.
+
+    ``yardstick``: the index of the host whose class performance is
+    measured against (:meth:`performance`); by default
+    :func:`yardstick_index` of ``hosts``.
+    """
+
+    def __init__(self, hosts, yardstick=None):
         self.hosts = list(hosts)
+        self.yardstick = (yardstick_index(self.hosts) if yardstick is None
+                          else yardstick)
         self.host_index = {h.name: i for i, h in enumerate(self.hosts)}
         self.instances = []
         self.by_uuid = {}
@@ -353,6 +380,22 @@ class ClusterState(object):
         self._host_arrays()
         return (np.asarray(node_values)[self._dom_global_node]
                 * self._node_dom_share)
+
+    def performance(self, p):
+        """(solution, normalised performance) of ``p``, a :meth:`problem`.
+
+        Every VM solved alone on its own host sets how much a request
+        stretches (a latency VM's CPU utilisation); performance 1 is the
+        VM alone on the :attr:`yardstick` host's class, or on its own
+        host's when the cluster has one class
+        (:func:`contention.sim.solver.normalised_performance`).
+        """
+        ref = solver.solve(solver.alone(p))
+        p.cpi_ref = ref.cpi
+        sol = solver.solve(p)
+        yard = (None if self.yardstick is None
+                else solver.solve(solver.alone(p, host=self.yardstick)))
+        return sol, solver.normalised_performance(p, sol, ref, yard)
 
     def problem(self, t, instances=None, slowdown=None, extra_cpu=None,
                 extra_traffic=None):

@@ -209,7 +209,13 @@ class OraclePolicy(policy.Policy):
         host = st.hosts[h0]
         hosts = [state_mod.SimHost('oracle-%d' % k, host.model, host.hw)
                  for k in range(len(comps))]
-        tmp = state_mod.ClusterState(hosts)
+        yardstick = None
+        if st.yardstick is not None:
+            # the cluster's yardstick host, empty, so performance means
+            # what it means in the simulator
+            yardstick = len(hosts)
+            hosts.append(st.hosts[st.yardstick])
+        tmp = state_mod.ClusterState(hosts, yardstick)
         owner = []
         for k, comp in enumerate(comps):
             for j, count in enumerate(comp):
@@ -230,9 +236,7 @@ class OraclePolicy(policy.Policy):
         p = tmp.problem(t)
         for n, (k, j) in enumerate(owner):
             p.demand[n] = members[j][0].demand_at(t)
-        ref = solver.solve(solver.alone(p))
-        p.cpi_ref = ref.cpi
-        perf = solver.normalised_performance(p, solver.solve(p), ref)
+        _, perf = tmp.performance(p)
         for n, (k, j) in enumerate(owner):
             values[k, j] += perf[n]
         return values
@@ -674,20 +678,13 @@ class OraclePolicy(policy.Policy):
             tmp.add(copy)
             h, s, _ = slots[chosen[inst.uuid]]
             tmp.place(copy, h, s)
-        q = tmp.problem(t)
-        ref = solver.solve(solver.alone(q))
-        q.cpi_ref = ref.cpi
-        value = float(solver.normalised_performance(
-            q, solver.solve(q), ref).sum())
+        value = float(tmp.performance(tmp.problem(t))[1].sum())
         return dict(keys=keys, members=members, slots=slots,
                     assignment=assignment, value=value, exact=False)
 
     def _current_perf(self, t):
         st = self.sim.state
-        p = st.problem(t)
-        ref = solver.solve(solver.alone(p))
-        p.cpi_ref = ref.cpi
-        return solver.normalised_performance(p, solver.solve(p), ref)
+        return st.performance(st.problem(t))[1]
 
     def _moves(self, found):
         st = self.sim.state

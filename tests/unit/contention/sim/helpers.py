@@ -2,7 +2,6 @@
 
 from contention.sim import hardware
 from contention.sim import scenario
-from contention.sim import solver
 from contention.sim import state
 
 
@@ -28,8 +27,5 @@ def solve(items, hw=None, t=0.0):
         inst = state.SimInstance(str(k), 'vm%d' % k, prof)
         cs.add(inst)
         cs.place(inst, 0, sock, mem)
-    p = cs.problem(t)
-    ref = solver.solve(solver.alone(p))
-    p.cpi_ref = ref.cpi
-    sol = solver.solve(p)
-    return solver.normalised_performance(p, sol, ref), sol
+    sol, perf = cs.performance(cs.problem(t))
+    return perf, sol

@@ -359,3 +359,57 @@ class TestViewFromReports(base.BaseTestCase):
         compared = sum(self._check(generate.scenario(spec, seed, name))
                        for spec, seed, name in generate.family(19, 5, 0, 0, 1))
         self.assertGreater(compared, 500)
+
+
+class TestYardstick(base.BaseTestCase):
+    """Performance 1 is one host class on a cluster mixing classes."""
+
+    def _hosts(self, *names):
+        from contention.sim import hardware
+        from contention.sim import state
+        classes = {
+            'small': hardware.HardwareClass('small', cores_per_node=4,
+                                            l3_mib_per_node=2.0),
+            'big': hardware.HardwareClass('big', cores_per_node=4,
+                                          l3_mib_per_node=32.0),
+        }
+        return [state.SimHost('%s-%d' % (n, k),
+                              hardware.host_model('%s-%d' % (n, k),
+                                                  classes[n]), classes[n])
+                for k, n in enumerate(names)]
+
+    def test_the_most_common_class_first_listed_on_a_tie(self):
+        from contention.sim import state
+        self.assertIsNone(state.yardstick_index(self._hosts('big', 'big')))
+        self.assertEqual(1, state.yardstick_index(
+            self._hosts('big', 'small', 'small')))
+        self.assertEqual(0, state.yardstick_index(
+            self._hosts('small', 'big')))
+
+    def _alone_on(self, hosts, host):
+        from contention.sim import profiles
+        from contention.sim import state
+        cs = state.ClusterState(hosts)
+        # a cache-sensitive code: 16 MiB fits the big class's cache only
+        prof = profiles.WorkloadProfile('cachey', llc_apki=30.0,
+                                        mr_min=0.05, working_set_mib=16.0)
+        inst = state.SimInstance('vm', 'vm', prof)
+        cs.add(inst)
+        cs.place(inst, host, 0)
+        return float(cs.performance(cs.problem(0.0))[1][0])
+
+    def test_faster_hardware_shows_as_a_gain(self):
+        hosts = self._hosts('small', 'small', 'big')
+        self.assertAlmostEqual(1.0, self._alone_on(hosts, 0), places=6)
+        # Alone on the larger cache it runs faster than alone on the
+        # yardstick; measured against its own host's class it would read
+        # 1, and a move there from a crowded small host would look worse
+        # than it is.
+        self.assertGreater(self._alone_on(hosts, 2), 1.3)
+        # where the big class is the yardstick, the small one is a loss
+        hosts = self._hosts('big', 'big', 'small')
+        self.assertLess(self._alone_on(hosts, 2), 0.8)
+
+    def test_one_class_is_measured_against_its_own_host(self):
+        self.assertAlmostEqual(
+            1.0, self._alone_on(self._hosts('big', 'big'), 1), places=6)
