@@ -94,6 +94,9 @@ class HostView:
     skip_reason: Optional[str] = None
     #: Age of the newest telemetry for this host, seconds (None = none).
     telemetry_age_s: Optional[float] = None
+    #: 'intel', 'amd' or None (unknown), from the agent's topology report:
+    #: a live migration stays between hosts of one (:func:`live_migratable`).
+    cpu_vendor: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +132,21 @@ class ClusterView:
                 - sum(i.memory_mib for i in used),
                 host.disk_gb_total * host.disk_allocation_ratio
                 - sum(i.disk_gb for i in used))
+
+
+def live_migratable(source_vendor, dest_vendor):
+    """Whether Nova can live-migrate a guest between these CPU vendors.
+
+    A guest's virtual CPU is a model of its host's vendor (libvirt's
+    ``host-model``, or the named model an operator sets: Nova's admin
+    guide, "CPU models"), and libvirt refuses to run it on the other
+    vendor's CPUs, so the destination's compatibility check fails. Within
+    a vendor, an operator mixing generations sets a model they all run;
+    across Intel and AMD there is none in use. A vendor that is unknown
+    (None or 'unknown') is not judged.
+    """
+    known = {source_vendor, dest_vendor} - {None, 'unknown'}
+    return len(known) < 2
 
 
 @dataclasses.dataclass(frozen=True)

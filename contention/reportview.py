@@ -237,6 +237,7 @@ class _Read:
     socket_nodes: dict = dataclasses.field(default_factory=dict)
     #: {uuid: (record, socket, node)}
     records: dict = dataclasses.field(default_factory=dict)
+    cpu_vendor: Optional[str] = None
 
 
 def _read(report):
@@ -255,7 +256,8 @@ def _read(report):
             raise ValueError('instance %s: LLC misses/s %r is not a number '
                              '>= 0' % (record.uuid, llc))
         records[record.uuid] = (record, socket, node)
-    return _Read(True, sockets, socket_cpus, socket_nodes, records)
+    return _Read(True, sockets, socket_cpus, socket_nodes, records,
+                 topology.cpu_vendor)
 
 
 def _host_state(host, report, now, freshness_s):
@@ -322,7 +324,7 @@ def view_from_reports(reports, inventory, now, freshness):
             ram_allocation_ratio=float(host.ram_allocation_ratio or 1.0),
             disk_allocation_ratio=float(host.disk_allocation_ratio or 1.0),
             enabled=reason is None, skip_reason=reason,
-            telemetry_age_s=age))
+            telemetry_age_s=age, cpu_vendor=read.cpu_vendor))
         seen = set()
         for inst in by_host.get(name, ()):
             seen.add(inst.uuid)

@@ -40,6 +40,8 @@ REJECT_REASONS = {
     'bad_socket': 'the socket is not usable on that host',
     'stale_source': 'the instance is no longer on the action\'s source host',
     'same_host': 'a live migration to the instance\'s own host',
+    'cpu_vendor': 'a live migration between hosts of different CPU '
+                  'vendors (cluster.live_migratable)',
     'no_room': 'the destination lacks vCPU or RAM room within its '
                'allocation ratios while the instance lands',
     'node_memory': 'a NUMA node would hold more memory than it has',
@@ -382,7 +384,7 @@ class Simulator(object):
                 memory_mib_total=int(mem / host.hw.ram_allocation_ratio),
                 cpu_allocation_ratio=host.hw.cpu_allocation_ratio,
                 ram_allocation_ratio=host.hw.ram_allocation_ratio,
-                telemetry_age_s=0.0))
+                telemetry_age_s=0.0, cpu_vendor=host.hw.cpu_vendor))
         position = {u: i for i, u in enumerate(last['uuids'])}
         instances = []
         assigned = {}
@@ -659,6 +661,11 @@ class Simulator(object):
         if dst == src:
             raise _Refused('same_host',
                            'migration of %s to its own host' % inst.uuid)
+        vendors = (self.state.hosts[src].hw.cpu_vendor,
+                   self.state.hosts[dst].hw.cpu_vendor)
+        if not cluster.live_migratable(*vendors):
+            raise _Refused('cpu_vendor', 'migration of %s from an %s host '
+                           'to an %s one' % ((inst.uuid,) + vendors))
         snap = self._snapshot([inst])
         src_nodes = self._gids(src, inst.mem_frac)
         socket = self._socket(dst, action.dest_socket, inst)

@@ -67,8 +67,10 @@ def landing(state, inst, host_name, wanted_socket, exact_socket):
 def plan_legs(state, cand, src, dst, exact_socket):
     """The swap as ordered actions, or None if no leg order fits."""
     out, back = cand.out, cand.back
-    dst_host = dst if state.unit == state_mod.HOST else dst[0]
-    src_host = src if state.unit == state_mod.HOST else src[0]
+    if not state.migratable(src, dst):
+        return None
+    dst_host = state.unit_host(dst)
+    src_host = state.unit_host(src)
     if state.unit == state_mod.HOST:
         out_socket = back.socket if back is not None else None
         back_socket = out.socket

@@ -61,7 +61,7 @@ def phase(state, params):
             outs = [i for i in state.instances_in(src)
                     if feasibility.may_move(state, i, params, ignored, seen)]
             for dst in ranked[::-1][:CONTENTION_UNITS]:
-                if dst == src:
+                if dst == src or not state.migratable(src, dst):
                     continue
                 backs = [i for i in state.instances_in(dst)
                          if feasibility.may_move(state, i, params, ignored, seen)]

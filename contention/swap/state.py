@@ -108,6 +108,20 @@ class State:
             return inst.host
         return (inst.host, inst.socket)
 
+    def unit_host(self, unit):
+        """The host name of a balancing unit (a host, or (host, socket))."""
+        return unit if self.unit == HOST else unit[0]
+
+    def migratable(self, unit_a, unit_b):
+        """Whether instances can live-migrate between two units' hosts.
+
+        :func:`contention.cluster.live_migratable` of their CPU vendors;
+        always within one host.
+        """
+        return cluster.live_migratable(
+            self.hosts[self.unit_host(unit_a)].cpu_vendor,
+            self.hosts[self.unit_host(unit_b)].cpu_vendor)
+
     def _add(self, inst):
         self.on_host[inst.host][inst.uuid] = inst
         self._account(inst, 1.0)

@@ -165,19 +165,34 @@ class OraclePolicy(policy.Policy):
         #: Each instance's quota when the run began: its quota options
         #: start there, whatever raises the oracle made since.
         self._base_quota = {i.uuid: i.quota for i in simulator.state.instances}
+        vendors = [host.hw.cpu_vendor for host in simulator.state.hosts]
+        self._pools = (vendors if len(set(vendors)) > 1
+                       else [None] * len(vendors))
 
     def _base(self, inst):
         return self._base_quota.setdefault(inst.uuid, inst.quota)
 
     # -- the search --------------------------------------------------------
 
+    def _pool(self, h):
+        """The group of hosts host ``h``'s instances can live-migrate in.
+
+        Its CPU vendor on a cluster of two or more vendors
+        (:func:`contention.cluster.live_migratable`; an unknown vendor is
+        a group of its own here), else None: one group.
+        """
+        return self._pools[h]
+
     def _classes(self, t):
         groups = {}
         for inst in self.sim.state.instances:
             # A capped instance's class is by the quota it started with
             # (its options, quota_options); the others' by their quota.
+            # Instances of different pools are of different classes, so
+            # a class only moves among the sockets of its pool.
             key = (inst.profile.name, inst.vcpus, inst.memory_mib,
-                   round(self._base(inst), 4), round(inst.demand_at(t), 3))
+                   round(self._base(inst), 4), round(inst.demand_at(t), 3),
+                   self._pool(inst.host) or '')
             groups.setdefault(key, []).append(inst)
         keys = sorted(groups)
         return keys, [groups[k] for k in keys]
@@ -542,8 +557,28 @@ class OraclePolicy(policy.Policy):
         deadline = time.perf_counter() + self.search_s
         stale = 0
         n_slots = len(slots)
+        peers = {}
+        for k, (h, _, _) in enumerate(slots):
+            peers.setdefault(self._pool(h), []).append(k)
+        pooled = len(peers) > 1
+
+        def pair():
+            """Two slots of one pool (None when a's pool has one slot)."""
+            if not pooled:
+                return rng.choice(n_slots, 2, replace=False)
+            a = int(rng.integers(n_slots))
+            same = peers[self._pool(slots[a][0])]
+            if len(same) < 2:
+                return None
+            b = same[int(rng.integers(len(same) - 1))]
+            return a, (b if b != a else same[-1])
+
         while time.perf_counter() < deadline and n_slots > 1:
-            a, b = rng.choice(n_slots, 2, replace=False)
+            chosen = pair()
+            if chosen is None:
+                stale += 1
+                continue
+            a, b = chosen
             ja = [j for j, c in enumerate(cur[a]) if c]
             if not ja:
                 stale += 1
@@ -573,7 +608,10 @@ class OraclePolicy(policy.Policy):
                 stale = 0
                 cur = [list(c) for c in best]
                 for _ in range(max(1, n_slots // 4)):
-                    a, b = rng.choice(n_slots, 2, replace=False)
+                    chosen = pair()
+                    if chosen is None:
+                        continue
+                    a, b = chosen
                     ja = [j for j, c in enumerate(cur[a]) if c]
                     jb = [j for j, c in enumerate(cur[b]) if c]
                     if not ja or not jb:
@@ -660,8 +698,10 @@ class OraclePolicy(policy.Policy):
         for i in np.argsort(-rate, kind='stable'):
             inst = st.instances[i]
             need = inst.vcpus * inst.quota
+            pool = self._pool(inst.host)
             room = [k for k in range(len(slots))
-                    if free[k] + 1e-9 >= need and mem[k] >= inst.memory_mib]
+                    if free[k] + 1e-9 >= need and mem[k] >= inst.memory_mib
+                    and self._pool(slots[k][0]) == pool]
             if not room:
                 return None
             k = min(room, key=lambda k: (load[k], -free[k], k))

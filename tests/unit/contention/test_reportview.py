@@ -87,6 +87,16 @@ class TestViewFromReports(testtools.TestCase):
         self.assertEqual(full.sockets[0].memory_mib,
                          part.sockets[0].memory_mib)
 
+    def test_the_hosts_cpu_vendor_is_its_reports(self):
+        rep = f.host_report('h', NOW - 5, [f.record('h-vm', 1 * M)])
+        amd = dataclasses.replace(rep, topology=dataclasses.replace(
+            rep.topology, cpu_vendor='amd'))
+        built = reportview.view_from_reports(
+            {'h': amd}, _inventory('h', 'g'), NOW, 120)
+        vendors = {h.name: h.cpu_vendor for h in built.view.hosts}
+        # no report, no vendor: not judged (cluster.live_migratable)
+        self.assertEqual({'h': 'amd', 'g': None}, vendors)
+
     def test_dominant_node_prefers_vcpus_then_memory(self):
         topo = reports.small_topology('a')
         rec = reports.instance('u', vcpu_cpus=(0, 4, 5))

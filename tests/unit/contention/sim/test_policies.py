@@ -142,6 +142,37 @@ class TestOracle(base.BaseTestCase):
         # Nothing left to do at the optimum.
         self.assertEqual((), orc.rebalance(sim.view(), None).actions)
 
+    def test_oracle_keeps_each_instance_among_its_cpu_vendors_hosts(self):
+        small = {'sockets': 2, 'cores_per_node': 2, 'l3_mib_per_node': 4,
+                 'memory_gib_per_node': 4}
+        scen = scenario.from_dict({
+            'name': 'two-vendors', 'placement': 'worst',
+            'hardware': {'intel': small,
+                         'amd': dict(small, cpu_vendor='amd')},
+            'hosts': [{'class': 'intel', 'count': 2},
+                      {'class': 'amd', 'count': 2}],
+            'profile_library': 'ahn-spec2006',
+            'instances': [{'profile': 'lbm', 'count': 6},
+                          {'profile': 'namd', 'count': 6}],
+        }, 'two-vendors.yaml')
+        sim = simulator.Simulator(scen)
+        vendor = {h.name: h.cpu_vendor for h in sim.view().hosts}
+        orc = oracle.OraclePolicy(search_s=0.5)
+        orc.bind(sim)
+        plan = orc.rebalance(sim.view(), None)
+        legs = [leg for a in plan.actions
+                for leg in ((a.first, a.second) if isinstance(a, cluster.Swap)
+                            else (a,))
+                if isinstance(leg, cluster.Migrate)]
+        self.assertTrue(legs)
+        for leg in legs:
+            self.assertEqual(vendor[leg.source_host], vendor[leg.dest_host])
+        self.assertEqual((), sim.apply(plan).rejected)
+        # what it searched is what Nova lets it reach
+        self.assertAlmostEqual(plan.indicators['found_value'],
+                               orc._current_perf(orc.decision_time()).sum(),
+                               3)
+
     def test_quota_options_are_one_core_steps_up_to_the_vcpus(self):
         self.assertEqual((0.5, 0.75, 1.0), oracle.quota_options(0.5, 4))
         self.assertEqual((0.5, 1.0), oracle.quota_options(0.5, 1))

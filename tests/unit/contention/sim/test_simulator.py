@@ -113,6 +113,30 @@ class TestApply(base.BaseTestCase):
         self.assertEqual(1, sim.rejected)
         self.assertEqual('small-0', sim.view().instance(a.uuid).host)
 
+    def test_a_migration_across_cpu_vendors_is_refused(self):
+        hardware = {
+            'small': {'sockets': 2, 'cores_per_node': 2,
+                      'memory_gib_per_node': 4},
+            'other': {'sockets': 2, 'cores_per_node': 2,
+                      'memory_gib_per_node': 4, 'cpu_vendor': 'amd'}}
+        scen = _tiny(hardware=hardware,
+                     hosts=[{'class': 'small', 'count': 2},
+                            {'class': 'other', 'count': 1}])
+        sim = simulator.Simulator(scen)
+        view = sim.view()
+        self.assertEqual({'small-0': 'intel', 'small-1': 'intel',
+                          'other-0': 'amd'},
+                         {h.name: h.cpu_vendor for h in view.hosts})
+        a = view.instances_on('small-0')[0]
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            a.uuid, 'small-0', 'other-0'),)))
+        self.assertEqual((), outcome.applied)
+        self.assertEqual('cpu_vendor', outcome.rejected[0].kind)
+        self.assertEqual({'cpu_vendor': 1}, sim.rejected_reasons)
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            a.uuid, 'small-0', 'small-1'),)))
+        self.assertEqual(1, len(outcome.applied))
+
     def test_swap_is_atomic_and_fits_full_hosts(self):
         scen = _tiny(instances=[{'profile': 'mem', 'count': 8}])
         sim = simulator.Simulator(scen)

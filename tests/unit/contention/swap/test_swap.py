@@ -897,3 +897,57 @@ class TestContentionPhase(testtools.TestCase):
         self.assertEqual((), swap.numa_aware(self._view(), params).actions)
         self.assertRaises(ValueError, swap.SwapParameters,
                           min_predicted_gain=-0.1)
+
+
+class TestCpuVendors(testtools.TestCase):
+    """A live migration stays among the hosts of one CPU vendor."""
+
+    def test_the_rule(self):
+        self.assertFalse(cluster.live_migratable('intel', 'amd'))
+        self.assertTrue(cluster.live_migratable('amd', 'amd'))
+        # unknown is not judged
+        self.assertTrue(cluster.live_migratable('intel', None))
+        self.assertTrue(cluster.live_migratable('unknown', 'amd'))
+
+    def _cluster(self, light_vendor):
+        # Two hot hosts, one of each vendor, and two light ones; the
+        # lightest of all is of ``light_vendor``.
+        hosts = [v.host('intel-hot', cpu_vendor='intel'),
+                 v.host('amd-hot', cpu_vendor='amd'),
+                 v.host('intel-light', cpu_vendor='intel'),
+                 v.host('amd-light', cpu_vendor='amd')]
+        light = {'intel': (1, 2), 'amd': (2, 1)}[light_vendor]
+        instances = [v.vm('ih%d' % k, 'intel-hot', m * M, socket=k % 2)
+                     for k, m in enumerate((9, 8, 7, 6))]
+        instances += [v.vm('ah%d' % k, 'amd-hot', m * M, socket=k % 2)
+                      for k, m in enumerate((8.5, 7.5, 6.5, 5.5))]
+        instances += [
+            v.vm('il0', 'intel-light', light[0] * M, socket=0),
+            v.vm('al0', 'amd-light', light[1] * M, socket=0)]
+        return v.view(hosts, instances)
+
+    def test_each_vendor_is_balanced_within_itself(self):
+        params = swap.SwapParameters(local_phase=False, max_swaps=4,
+                                     threshold=1 * M)
+        vendor = {'intel-hot': 'intel', 'intel-light': 'intel',
+                  'amd-hot': 'amd', 'amd-light': 'amd'}
+        for light_vendor in ('intel', 'amd'):
+            view = self._cluster(light_vendor)
+            plan = swap.cache_aware(view, params)
+            legs = [leg for a in plan.actions for leg in _legs(a)
+                    if isinstance(leg, cluster.Migrate)]
+            # both hot hosts shed load, each to its own vendor's light host
+            self.assertEqual({'intel-hot', 'amd-hot'},
+                             {leg.source_host for leg in legs})
+            for leg in legs:
+                self.assertEqual(vendor[leg.source_host],
+                                 vendor[leg.dest_host], leg)
+
+    def test_no_candidate_crosses_vendors(self):
+        view = self._cluster('amd')
+        state = swap.State(view, swap.HOST)
+        cand = arbitration.Candidate(state.inst['ih0'], None, 1 * M, 0.0)
+        self.assertIsNone(feasibility.plan_legs(
+            state, cand, 'intel-hot', 'amd-light', False))
+        self.assertIsNotNone(feasibility.plan_legs(
+            state, cand, 'intel-hot', 'intel-light', False))
