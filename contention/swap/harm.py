@@ -708,7 +708,7 @@ def _co_loads(state, inst, before, baseline, repaired=False):
                    if o.uuid == inst.uuid
                    or baseline.inst[o.uuid].host != inst.host]
         now = then + measure.co_load(arrived, inst, state.hosts[inst.host],
-                                     state.socket_weight)
+                                     state.socket_weight, worst=True)
     else:
         now = state.co_load(inst, worst=True)
     return then, now

@@ -183,23 +183,27 @@ def co_load(instances, inst, host, weights, worst=False):
     host's sockets: it counts evenly on each, as in :func:`socket_loads`,
     and faces an even share of the host's other instances, at the mean
     weight of its sockets; with ``worst``, the load of the socket where it
-    would face the most (the harm check's reading of a migration that
-    lets the host choose the socket: the plan cannot choose it).
+    would face the most, and every co-runner whose socket is unknown on
+    it (the harm check's reading of a migration that lets the host choose
+    the socket: the plan cannot choose it, and a streamer that lands
+    beside cache-bound VMs takes its whole share of their cache).
     """
     keys = [(host.name, sock.id) for sock in host.sockets]
     if inst.socket is not None:
-        return _co_load_on(instances, inst.uuid, host, inst.socket, weights)
+        return _co_load_on(instances, inst.uuid, host, inst.socket, weights,
+                           worst)
     if not keys:
         return 0.0
     if worst:
-        return max(_co_load_on(instances, inst.uuid, host, sock.id, weights)
+        return max(_co_load_on(instances, inst.uuid, host, sock.id, weights,
+                               worst)
                    for sock in host.sockets)
     total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
     weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
     return total / len(keys) * weight
 
 
-def _co_load_on(instances, uuid, host, socket, weights):
+def _co_load_on(instances, uuid, host, socket, weights, worst=False):
     """:func:`co_load` of instance ``uuid`` were it on ``socket``."""
     n = len(host.sockets)
     total = 0.0
@@ -209,7 +213,7 @@ def _co_load_on(instances, uuid, host, socket, weights):
         if other.socket == socket:
             total += misses(other)
         elif other.socket is None and n:
-            total += misses(other) / n
+            total += misses(other) / (1 if worst else n)
     return total * weights.get((host.name, socket), 1.0)
 
 
