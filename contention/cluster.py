@@ -97,6 +97,9 @@ class HostView:
     #: 'intel', 'amd' or None (unknown), from the agent's topology report:
     #: a live migration stays between hosts of one (:func:`live_migratable`).
     cpu_vendor: Optional[str] = None
+    #: The CPU model its agent reports (libvirt's host CPU model, else
+    #: /proc/cpuinfo's); None if unknown.
+    cpu_model: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)

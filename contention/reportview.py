@@ -238,6 +238,7 @@ class _Read:
     #: {uuid: (record, socket, node)}
     records: dict = dataclasses.field(default_factory=dict)
     cpu_vendor: Optional[str] = None
+    cpu_model: Optional[str] = None
 
 
 def _read(report):
@@ -257,7 +258,7 @@ def _read(report):
                              '>= 0' % (record.uuid, llc))
         records[record.uuid] = (record, socket, node)
     return _Read(True, sockets, socket_cpus, socket_nodes, records,
-                 topology.cpu_vendor)
+                 topology.cpu_vendor, topology.cpu_model or None)
 
 
 def _host_state(host, report, now, freshness_s):
@@ -324,7 +325,8 @@ def view_from_reports(reports, inventory, now, freshness):
             ram_allocation_ratio=float(host.ram_allocation_ratio or 1.0),
             disk_allocation_ratio=float(host.disk_allocation_ratio or 1.0),
             enabled=reason is None, skip_reason=reason,
-            telemetry_age_s=age, cpu_vendor=read.cpu_vendor))
+            telemetry_age_s=age, cpu_vendor=read.cpu_vendor,
+            cpu_model=read.cpu_model))
         seen = set()
         for inst in by_host.get(name, ()):
             seen.add(inst.uuid)

@@ -384,7 +384,8 @@ class Simulator(object):
                 memory_mib_total=int(mem / host.hw.ram_allocation_ratio),
                 cpu_allocation_ratio=host.hw.cpu_allocation_ratio,
                 ram_allocation_ratio=host.hw.ram_allocation_ratio,
-                telemetry_age_s=0.0, cpu_vendor=host.hw.cpu_vendor))
+                telemetry_age_s=0.0, cpu_vendor=host.hw.cpu_vendor,
+                cpu_model=host.hw.cpu_model))
         position = {u: i for i, u in enumerate(last['uuids'])}
         instances = []
         assigned = {}

@@ -153,12 +153,11 @@ def phase(state, params):
     failures = 0
     max_failures = MAX_FAILED_SOURCES_PER_SWAP * max(1, params.max_swaps)
     by_load = None  # units, most loaded first; re-sorted after each move
-    # Hosts of two CPU vendors: a live migration stays among one vendor's
-    # (cluster.live_migratable), so each unit is balanced against the
-    # least loaded one it can reach, and one balanced group says nothing
-    # of the other.
-    pooled = len({state.hosts[state.unit_host(u)].cpu_vendor
-                  for u in units} - {None, 'unknown'}) > 1
+    # Hosts of two CPU vendors, or models: a move stays among the hosts
+    # it can reach (feasibility.reachable), so each unit is balanced
+    # against the least loaded one it can reach, and one balanced group
+    # says nothing of the other.
+    pooled = feasibility.pooled(state, units, params)
     while swaps < params.max_swaps and units:
         if by_load is None:
             by_load = sorted(units, key=lambda u: (-state.load[u], str(u)))
@@ -168,7 +167,8 @@ def phase(state, params):
         dst = next((u for u in reversed(by_load)
                     if u not in protected and u != src
                     and (not pooled or src is None
-                         or state.migratable(src, u))), None)
+                         or feasibility.reachable(state, src, u, params))),
+                   None)
         if pooled and src is not None and dst is None:
             exhausted.add(src)
             continue
@@ -176,10 +176,10 @@ def phase(state, params):
             reason = ('no unit left to arbitrate' if len(units) > 1
                       else 'fewer than two hosts or sockets to balance')
             if pooled and src is None:
-                reason = ('each group of hosts of one CPU vendor is '
-                          'balanced within the threshold %.3g misses/s, or '
-                          'its units had no acceptable move (see skipped)'
-                          % params.threshold)
+                reason = ('each group of hosts of one CPU vendor (and '
+                          'model) is balanced within the threshold %.3g '
+                          'misses/s, or its units had no acceptable move '
+                          '(see skipped)' % params.threshold)
             break
         if failures >= max_failures:
             reason = ('stopped after %d units without an acceptable move '

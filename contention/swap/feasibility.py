@@ -64,6 +64,36 @@ def landing(state, inst, host_name, wanted_socket, exact_socket):
     return False, None
 
 
+def reachable(state, unit_a, unit_b, params):
+    """Whether this audit may move instances between two units' hosts.
+
+    Nova must be able to live-migrate between them
+    (:meth:`State.migratable`, their CPU vendors), and unless
+    ``params.across_cpu_models`` their agents must report one CPU model
+    (or either none): the harm check estimates what co-runners do, not
+    what other hardware does to an instance's own speed.
+    """
+    if not state.migratable(unit_a, unit_b):
+        return False
+    if params.across_cpu_models:
+        return True
+    a = state.hosts[state.unit_host(unit_a)].cpu_model
+    b = state.hosts[state.unit_host(unit_b)].cpu_model
+    return not (a and b) or a == b
+
+
+def pooled(state, units, params):
+    """Whether some of ``units`` cannot reach others (:func:`reachable`)."""
+    kinds = set()
+    for unit in units:
+        host = state.hosts[state.unit_host(unit)]
+        kinds.add((host.cpu_vendor if host.cpu_vendor != 'unknown' else None,
+                   None if params.across_cpu_models else host.cpu_model))
+    vendors = {v for v, _ in kinds} - {None}
+    models = {m for _, m in kinds} - {None}
+    return len(vendors) > 1 or len(models) > 1
+
+
 def plan_legs(state, cand, src, dst, exact_socket):
     """The swap as ordered actions, or None if no leg order fits."""
     out, back = cand.out, cand.back

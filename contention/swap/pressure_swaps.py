@@ -61,7 +61,8 @@ def phase(state, params):
             outs = [i for i in state.instances_in(src)
                     if feasibility.may_move(state, i, params, ignored, seen)]
             for dst in ranked[::-1][:CONTENTION_UNITS]:
-                if dst == src or not state.migratable(src, dst):
+                if dst == src or not feasibility.reachable(state, src, dst,
+                                                           params):
                     continue
                 backs = [i for i in state.instances_in(dst)
                          if feasibility.may_move(state, i, params, ignored, seen)]

@@ -87,15 +87,17 @@ class TestViewFromReports(testtools.TestCase):
         self.assertEqual(full.sockets[0].memory_mib,
                          part.sockets[0].memory_mib)
 
-    def test_the_hosts_cpu_vendor_is_its_reports(self):
+    def test_the_hosts_cpu_is_its_reports(self):
         rep = f.host_report('h', NOW - 5, [f.record('h-vm', 1 * M)])
         amd = dataclasses.replace(rep, topology=dataclasses.replace(
-            rep.topology, cpu_vendor='amd'))
+            rep.topology, cpu_vendor='amd', cpu_model='EPYC-Rome'))
         built = reportview.view_from_reports(
             {'h': amd}, _inventory('h', 'g'), NOW, 120)
-        vendors = {h.name: h.cpu_vendor for h in built.view.hosts}
+        cpus = {h.name: (h.cpu_vendor, h.cpu_model)
+                for h in built.view.hosts}
         # no report, no vendor: not judged (cluster.live_migratable)
-        self.assertEqual({'h': 'amd', 'g': None}, vendors)
+        self.assertEqual({'h': ('amd', 'EPYC-Rome'), 'g': (None, None)},
+                         cpus)
 
     def test_dominant_node_prefers_vcpus_then_memory(self):
         topo = reports.small_topology('a')

@@ -943,6 +943,49 @@ class TestCpuVendors(testtools.TestCase):
                 self.assertEqual(vendor[leg.source_host],
                                  vendor[leg.dest_host], leg)
 
+    def _models(self):
+        # One vendor, two CPU models: the light host is of the other one.
+        hosts = [v.host('old-hot', cpu_vendor='intel', cpu_model='old'),
+                 v.host('old-light', cpu_vendor='intel', cpu_model='old'),
+                 v.host('new-light', cpu_vendor='intel', cpu_model='new')]
+        instances = [v.vm('o%d' % k, 'old-hot', m * M, socket=k % 2)
+                     for k, m in enumerate((9, 8, 7, 6))]
+        instances += [v.vm('ol', 'old-light', 2 * M, socket=0),
+                      v.vm('nl', 'new-light', 1 * M, socket=0)]
+        return v.view(hosts, instances)
+
+    def test_other_cpu_models_only_when_the_operator_allows(self):
+        params = swap.SwapParameters(local_phase=False, max_swaps=1,
+                                     threshold=1 * M)
+        dest = {leg.dest_host
+                for a in swap.cache_aware(self._models(), params).actions
+                for leg in _legs(a) if isinstance(leg, cluster.Migrate)}
+        self.assertEqual({'old-light'}, dest)
+        params = dataclasses.replace(params, across_cpu_models=True)
+        dest = {leg.dest_host
+                for a in swap.cache_aware(self._models(), params).actions
+                for leg in _legs(a) if isinstance(leg, cluster.Migrate)}
+        self.assertEqual({'new-light'}, dest)
+
+    def test_reachable(self):
+        state = swap.State(self._models(), swap.HOST)
+        params = swap.SwapParameters()
+        self.assertTrue(feasibility.reachable(state, 'old-hot', 'old-light',
+                                              params))
+        self.assertFalse(feasibility.reachable(state, 'old-hot',
+                                               'new-light', params))
+        self.assertTrue(feasibility.reachable(
+            state, 'old-hot', 'new-light',
+            dataclasses.replace(params, across_cpu_models=True)))
+        # a model nobody reported is not judged
+        view = self._models()
+        view = dataclasses.replace(view, hosts=tuple(
+            dataclasses.replace(h, cpu_model=None) if h.name == 'new-light'
+            else h for h in view.hosts))
+        self.assertTrue(feasibility.reachable(swap.State(view, swap.HOST),
+                                              'old-hot', 'new-light',
+                                              params))
+
     def test_no_candidate_crosses_vendors(self):
         view = self._cluster('amd')
         state = swap.State(view, swap.HOST)
