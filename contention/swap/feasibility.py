@@ -84,13 +84,10 @@ def reachable(state, unit_a, unit_b, params):
 
 def pooled(state, units, params):
     """Whether some of ``units`` cannot reach others (:func:`reachable`)."""
-    kinds = set()
-    for unit in units:
-        host = state.hosts[state.unit_host(unit)]
-        kinds.add((host.cpu_vendor if host.cpu_vendor != 'unknown' else None,
-                   None if params.across_cpu_models else host.cpu_model))
-    vendors = {v for v, _ in kinds} - {None}
-    models = {m for _, m in kinds} - {None}
+    hosts = [state.hosts[state.unit_host(unit)] for unit in units]
+    vendors = {h.cpu_vendor for h in hosts} - {None, 'unknown'}
+    models = (set() if params.across_cpu_models
+              else {h.cpu_model for h in hosts} - {None, ''})
     return len(vendors) > 1 or len(models) > 1
 
 
