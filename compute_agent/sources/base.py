@@ -95,6 +95,10 @@ class SourceSample:
     instances: tuple[InstanceSample, ...] = ()
     #: Host-level events, e.g. "libvirt_reconnected".
     events: tuple[str, ...] = ()
+    #: The moment (seconds since the epoch) the cumulative counters are
+    #: of, from a source that knows it: an emulating source steps its
+    #: simulator to the ``now`` it is given. None: while the source ran.
+    read_at: Optional[float] = None
 
 
 class Source(abc.ABC):

@@ -313,7 +313,8 @@ class EmulatedSource(base.Source):
                 incarnation='emulated-%s-%d' % (self.host,
                                                 self._generation)))
         return self._emulated(self.available(topology=topology,
-                                             instances=tuple(samples)))
+                                             instances=tuple(samples),
+                                             read_at=now))
 
     @staticmethod
     def _emulated(sample):

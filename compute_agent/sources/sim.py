@@ -140,6 +140,6 @@ class SimSource(base.Source):
                 counters=self.sim.cumulative_counters(inst.uuid),
                 incarnation='sim-%d' % self.sim.seed))
         sample = self.available(topology=host.model.topology,
-                                instances=tuple(samples))
+                                instances=tuple(samples), read_at=now)
         return dataclasses.replace(sample, status=dataclasses.replace(
             sample.status, reason='simulated'))

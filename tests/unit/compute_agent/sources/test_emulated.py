@@ -4,6 +4,7 @@ from oslo_config import cfg
 from oslotest import base
 
 from compute_agent import actions
+from compute_agent import loop
 from compute_agent import opts as agent_opts
 from compute_agent.sources import emulated
 
@@ -89,6 +90,32 @@ class TestEmulatedSource(base.BaseTestCase):
         sample = self.source(broken).collect(100.0)
         self.assertFalse(sample.status.available)
         self.assertIn('keystone unreachable', sample.status.reason)
+
+    def test_a_slow_nova_does_not_change_the_rates(self):
+        """The agent divides by the interval the counters were stepped over.
+
+        Nova answers the listing in 0.1 s one cycle and 0.8 s the next (a
+        loaded cloud): a CPU-bound server still uses all of its CPU, as
+        the strategies must read it (under 97 % it is taken for a service
+        answering requests).
+        """
+        clock = [1000.0]
+        delays = iter([0.1, 0.8, 0.1, 1.5, 0.2] * 2)
+
+        def slow(host):
+            clock[0] += next(delays)
+            return FakeNova({'cmp-1': [server('u-b', 'vm-b')]})(host)
+        collector = loop.Collector(
+            'cmp-1', [self.source(slow, default_profile='namd')], 5.0,
+            clock=lambda: clock[0])
+        utils = []
+        for _ in range(5):
+            report = collector.collect()
+            utils.append(report.instances[0].metrics.cpu_util)
+            clock[0] += 5.0
+        self.assertIsNone(utils[0])
+        for util in utils[1:]:
+            self.assertAlmostEqual(1.0, util, places=6)
 
     def test_server_missing_a_field(self):
         self.assertRaisesRegex(ValueError, "server u-x: missing field "

@@ -27,7 +27,8 @@ class TestSimSource(base.BaseTestCase):
 
     def test_loop_builds_valid_reports(self):
         conf, src = _conf(scenario='ahn-wl1', host='node-1')
-        clock = iter([100.0, 100.0, 110.0, 110.0])   # start, end
+        # Each cycle's start: the counters are of it (read_at).
+        clock = iter([100.0, 110.0])
         collector = loop.Collector('node-1', [src], 10.0,
                                    clock=lambda: next(clock))
         collector.open(conf)
