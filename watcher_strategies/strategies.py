@@ -451,11 +451,11 @@ class CacheAwareSwap(ContentionSwapBase):
     speed. Memory-controller load is not estimated, nor what other
     hardware does to an instance's own speed (so moves stay among hosts
     of one CPU model unless ``across_cpu_models``). A NUMA repair is
-    credited with the remote penalty times the instance's sensitivity,
-    more than it gives a cache-bound instance, and the credit can let a
-    streamer join it in the same plan (one generated cluster, -19.6 %,
-    simulated). Each step is planned on the counters measured before the
-    plan.
+    credited with the remote penalty times the instance's Memory Factor,
+    less than the simulator gives back: some plans that repair a VM and
+    bring it a neighbour would pay and are refused (2-7 % of the summed
+    gain on two generated families, simulated). Each step is planned on
+    the counters measured before the plan.
     """
 
     algorithm = swap.CACHE_AWARE

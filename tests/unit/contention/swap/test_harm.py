@@ -416,6 +416,37 @@ class TestServing(testtools.TestCase):
             self.assertEqual(plan.actions,
                              harm.check(view, plan, PARAMS).actions)
 
+    def test_a_repair_credits_only_the_accesses_that_reach_memory(self):
+        # 'c', cache-bound (Memory Factor 0.26, sensitivity 0.74), runs
+        # alone on socket 1 of 'a' with its memory on socket 0; the plan
+        # repairs it and brings 'h' from 'b' onto socket 0 (away from
+        # 'y'). The repair speeds up the 26 % of its accesses that reach
+        # memory, not 74 %: credited by the sensitivity (0.3 x 0.74 of an
+        # average socket's load), it covered the arrival's 0.74 x 2.5 M
+        # misses/s; credited by the MF it does not. Each action alone
+        # passes.
+        view = v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('c', 'a', 5 * M, socket=1, memory_node=0, mf=0.26,
+                 mpki=10.0, remote_memory_ratio=1.0, cpu_util=1.0),
+            v.vm('x', 'a', 0.5 * M, socket=0, mf=0.02, cpu_util=1.0),
+            v.vm('h', 'b', 2 * M, socket=0, mf=0.01, cpu_util=1.0),
+            v.vm('y', 'b', 20 * M, socket=0, mf=0.9, cpu_util=1.0)])
+        self.assertAlmostEqual(0.74, measure.sensitivity(view.instance('c')))
+        self.assertAlmostEqual(0.26, measure.memory_sensitivity(
+            view.instance('c')))
+        repair = cluster.Repin('c', 'a', 0, move_memory=False)
+        arrival = cluster.Migrate('h', 'b', 'a', 0)
+        out = harm.check(view, cluster.Plan(actions=(repair, arrival)),
+                         PARAMS)
+        self.assertEqual((repair,), out.actions)
+        self.assertIn('harm_bound: c has sensitivity 0.74',
+                      out.skipped[0].reason)
+        self.assertIn('back from a NUMA repair', out.skipped[0].reason)
+        for action in (repair, arrival):
+            plan = cluster.Plan(actions=(action,))
+            self.assertEqual(plan.actions,
+                             harm.check(view, plan, PARAMS).actions)
+
     def _lopsided(self):
         # Host 'a': 's', sensitive, alone on socket 0; 'y' and 'z', heavy,
         # on socket 1. Host 'b': 'c', light, CPU-bound.
