@@ -454,7 +454,7 @@ class CacheAwareSwap(ContentionSwapBase):
     credited with the remote penalty times the instance's Memory Factor,
     less than the simulator gives back: some plans that repair a VM and
     bring it a neighbour would pay and are refused (2-7 % of the summed
-    gain on two generated families, simulated). Each step is planned on
+    gain on three generated families, simulated). Each step is planned on
     the counters measured before the plan.
     """
 
