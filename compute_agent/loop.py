@@ -163,9 +163,9 @@ class Collector(object):
         # ends of two runs, or between the moments the sources say their
         # counters are of. An emulating source steps its simulator to
         # ``started`` after asking Nova for the servers; measured to the
-        # end of the run, a slower answer than the last one made CPU-bound
-        # servers read as using 90 % of their CPU, which the strategies
-        # take for services answering requests.
+        # end of the run, an answer 0.7 s slower than the last one made a
+        # CPU-bound server read as using 88 % of its CPU, which the
+        # strategies take for a service answering requests.
         now = _read_at(samples)
         if now is None:
             now = self._clock()
