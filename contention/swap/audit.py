@@ -102,11 +102,14 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
                          % (', '.join(ALGORITHMS), algorithm))
     view = with_cooldown(view, move_log, params.cooldown_s)
     hurt = repercussions(view, move_log, params.repercussion_interval)
+    # One State of the view, forked by the plan and by the harm check.
+    start = state_mod.State(view, thresholds=thresholds)
     proposed = plan(view, params, algorithm, hurt=hurt,
-                    mix_values=mix_values, thresholds=thresholds)
+                    mix_values=mix_values, thresholds=thresholds,
+                    start=start)
     # Every plan, Watcher's and the simulator's, passes the harm check.
     return harm.check(view, proposed, params, move_log, mix_values,
-                      thresholds)
+                      thresholds, start=start)
 
 
 def with_cooldown(view, move_log, cooldown_s):
@@ -151,14 +154,17 @@ def repercussions(view, move_log, interval):
 
 
 def plan(view, params, algorithm, hurt=(), mix_values=None,
-         thresholds=classify.DEFAULT_THRESHOLDS):
+         thresholds=classify.DEFAULT_THRESHOLDS, start=None):
     """Run ``algorithm``'s phases on ``view``.
 
     The cool-down is already in the view, and the repercussion check's
-    findings are ``hurt``.
+    findings are ``hurt``. ``start``, an untouched State of ``view``
+    with the same ``thresholds`` (:meth:`State.fork`), saves building
+    one.
     """
     unit, phases = ALGORITHMS[algorithm]
-    state = state_mod.State(view, unit, mix_values, hurt, thresholds)
+    state = (start.fork(unit, mix_values, hurt) if start is not None
+             else state_mod.State(view, unit, mix_values, hurt, thresholds))
     actions, skipped = [], []
     for phase in phases:
         done, left = phase(state, params)

@@ -55,6 +55,10 @@ def over(state, host_name):
     return out
 
 
+def _baseline(view):
+    return harm.Baseline(view, state_mod.State(view))
+
+
 def legs_of(plan):
     for action in plan.actions:
         if isinstance(action, cluster.Swap):
@@ -263,7 +267,7 @@ class TestCpuShare(testtools.TestCase):
 
     def test_measured_use_past_the_cores_is_not_what_is_wanted(self):
         view = self._past_the_cores()
-        wanted = harm.Baseline(view).wanted_cpu
+        wanted = _baseline(view).wanted_cpu
         # 20.37 busy vCPUs measured on 20 cores: the socket gave all it
         # had, 0.97 of what each wants.
         self.assertAlmostEqual(4.0, wanted(view.instance('b00')))
@@ -272,12 +276,12 @@ class TestCpuShare(testtools.TestCase):
         light = dataclasses.replace(view, instances=view.instances + (
             v.vm('l', 'a', 1 * M, socket=0, vcpus=2, cpu_util=0.097,
                  mf=0.05, mpki=0.05),))
-        self.assertAlmostEqual(0.2, harm.Baseline(light).wanted_cpu(
+        self.assertAlmostEqual(0.2, _baseline(light).wanted_cpu(
             light.instance('l')))
         # Below the cores, the measured use is what they want.
         quiet = dataclasses.replace(view, instances=tuple(
             dataclasses.replace(i, cpu_util=0.5) for i in view.instances))
-        self.assertEqual(2.0, harm.Baseline(quiet).wanted_cpu(
+        self.assertEqual(2.0, _baseline(quiet).wanted_cpu(
             quiet.instance('b00')))
         host = view.hosts[0]
         self.assertAlmostEqual(1 / 21, measure.core_overflow(
@@ -757,7 +761,7 @@ class TestEveryPlan(testtools.TestCase):
         # contention estimate's bound allows (no view here has remote
         # memory, so no NUMA repair is exempt).
         before = state_mod.State(view)
-        wanted = harm.Baseline(view).wanted_cpu
+        wanted = _baseline(view).wanted_cpu
         for inst in view.instances:
             then = before.co_load(inst)
             after = state.inst[inst.uuid]
