@@ -139,9 +139,7 @@ class State:
                                else measure.capacity_weights(self.view, unit))
             new.load = collections.defaultdict(float)
             for inst in new.inst.values():
-                key = new.key(inst)
-                new.load[key] += (measure.misses(inst)
-                                  * new.unit_weight.get(key, 1.0))
+                new._count_load(inst, measure.misses(inst))
         return new
 
     def key(self, inst):
@@ -171,6 +169,16 @@ class State:
         del self.on_host[inst.host][inst.uuid]
         self._account(inst, -1.0)
 
+    def _count_load(self, inst, misses):
+        """Add ``misses`` (LLC misses/s; negative takes away) to a load.
+
+        That of ``inst``'s balancing unit, at the unit's capacity weight:
+        the one rule for the load, kept by :meth:`_account` and
+        :meth:`fork`.
+        """
+        key = self.key(inst)
+        self.load[key] += misses * self.unit_weight.get(key, 1.0)
+
     def _account(self, inst, sign):
         """Add (``sign`` 1) or take away (-1) ``inst`` in every index.
 
@@ -189,8 +197,7 @@ class State:
             self.cell_used[(host, mem_socket)][1] += sign * inst.memory_mib
         llc = inst.llc_misses_per_s
         misses = llc or 0.0
-        key = host if self.unit == HOST else (host, socket)
-        self.load[key] += sign * misses * self.unit_weight.get(key, 1.0)
+        self._count_load(inst, sign * misses)
         if socket is None or llc is None:
             return
         stats = self.sock_stats[(host, socket)]
