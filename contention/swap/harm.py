@@ -124,14 +124,8 @@ def check(view, plan, params, move_log=None, mix_values=None,
     broken, why = set(), {}
     while True:
         live = [g for g in groups if not _cut(g, together, broken)]
-        spared = None
-        while True:
-            walk = _Walk(start, params, predictor, baseline, spared)
-            state, kept, applied = walk.run(live)
-            harmed = walk.harmed_at_end()
-            if not harmed:
-                break
-            spared = walk.spared - harmed
+        walk, state, kept, applied = _walked(start, params, predictor,
+                                             baseline, live)
         for skip in walk.skipped:
             why.setdefault(skip.subject, skip.reason)
         done = set(kept)
@@ -164,6 +158,22 @@ def check(view, plan, params, move_log=None, mix_values=None,
         actions=tuple(kept), skipped=tuple(skipped),
         indicators=plan.indicators,
         reason=None if kept else (plan.reason or emptied))
+
+
+def _walked(start, params, predictor, baseline, groups):
+    """(walk, state, kept, applied) of ``groups``, sparing none it harms.
+
+    Walked again without sparing the repaired instances its end still
+    harms (:meth:`_Walk.harmed_at_end`).
+    """
+    spared = None
+    while True:
+        walk = _Walk(start, params, predictor, baseline, spared)
+        state, kept, applied = walk.run(groups)
+        harmed = walk.harmed_at_end()
+        if not harmed:
+            return walk, state, kept, applied
+        spared = walk.spared - harmed
 
 
 def _cut(group, together, broken):
