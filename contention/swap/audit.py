@@ -104,11 +104,12 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     hurt = repercussions(view, move_log, params.repercussion_interval)
     # One State of the view, forked by the plan and by the harm check.
     start = state_mod.State(view, thresholds=thresholds)
-    proposed, repairs = _planned(view, params, algorithm, hurt,
-                                 mix_values, thresholds, start)
+    proposed = plan(view, params, algorithm, hurt=hurt,
+                    mix_values=mix_values, thresholds=thresholds,
+                    start=start)
     # Every plan, Watcher's and the simulator's, passes the harm check.
     return harm.check(view, proposed, params, move_log, mix_values,
-                      thresholds, start=start, together=repairs)
+                      thresholds, start=start)
 
 
 def with_cooldown(view, move_log, cooldown_s):
@@ -161,24 +162,12 @@ def plan(view, params, algorithm, hurt=(), mix_values=None,
     with the same ``thresholds`` (:meth:`State.fork`), saves building
     one.
     """
-    return _planned(view, params, algorithm, hurt, mix_values, thresholds,
-                    start)[0]
-
-
-def _planned(view, params, algorithm, hurt, mix_values, thresholds, start):
-    """(:func:`plan`'s Plan, the NUMA repairs among its actions).
-
-    The harm check keeps a host's repairs together (``harm.check``'s
-    ``together``).
-    """
     unit, phases = ALGORITHMS[algorithm]
     state = (start.fork(unit, mix_values, hurt) if start is not None
              else state_mod.State(view, unit, mix_values, hurt, thresholds))
-    actions, skipped, repairs = [], [], ()
+    actions, skipped = [], []
     for phase in phases:
         done, left = phase(state, params)
-        if phase is repair.phase:
-            repairs = tuple(done)
         actions.extend(done)
         skipped.extend(left)
     reason = state.reason
@@ -186,7 +175,7 @@ def _planned(view, params, algorithm, hurt, mix_values, thresholds, start):
         reason = 'no acceptable move (see skipped)'
     return cluster.Plan(actions=tuple(actions), skipped=tuple(skipped),
                         indicators=indicators(view, state, actions),
-                        reason=None if actions else reason), repairs
+                        reason=None if actions else reason)
 
 
 def indicators(before_view, state, actions):

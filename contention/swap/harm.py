@@ -41,15 +41,6 @@ sockets (:meth:`_Walk.after_the_rest`): Ahn et al.'s local phase runs
 before the global one, and the next audit would otherwise propose them
 as soon as the other action has run.
 
-A host's NUMA repairs (``together``, :mod:`.repair`) run all or none:
-where the walk drops one, the others of its host are dropped too
-(``repair_incomplete``) and the plan is walked again without them. An
-instance left with its memory remote while its neighbours are repaired
-around it faces neighbours that run faster and miss more per second, and
-their memory on its memory's node, which no estimate here sees: on
-generated clusters such half-repaired hosts cost a 95 %-busy service
-11.6 % and a VM with remote memory 16 % (simulated; ``doc/watcher.md``).
-
 Then ``plan_lowers_mean``: the plan is emptied if the predicted mean
 performance of the instances it touches falls (the placement model's
 prediction where it values every class, else the audit's own contention
@@ -88,10 +79,6 @@ REASONS = {
                   'share of its own misses left on another socket\'s '
                   'memory would move by more than that bound allows, '
                   'each or together',
-    'repair_incomplete': 'the harm check dropped another NUMA repair of '
-                         'the same host, and a host\'s repairs run all or '
-                         'none: repaired around the instance left remote, '
-                         'its neighbours run faster and load its memory',
     'plan_lowers_mean': 'the plan would lower the predicted mean '
                         'performance; nothing is proposed',
     'harm_unchecked': 'not a skip: the action runs, but the model has no '
@@ -103,13 +90,11 @@ _EPS = 1e-9
 
 
 def check(view, plan, params, move_log=None, mix_values=None,
-          thresholds=classify.DEFAULT_THRESHOLDS, start=None, together=()):
+          thresholds=classify.DEFAULT_THRESHOLDS, start=None):
     """``plan`` with the actions that would do harm dropped (see module).
 
     ``start``, an untouched State of ``view`` with the same
     ``thresholds``, saves building one; it is read, never changed.
-    ``together``: re-pins of the plan that run on their host all or not
-    at all (the NUMA repairs, ``repair_incomplete``).
     """
     if not plan.actions:
         return plan
@@ -120,28 +105,15 @@ def check(view, plan, params, move_log=None, mix_values=None,
     groups = _undo_free(view, groups, params, move_log, skipped)
     predictor = Predictor(mix_values)
     baseline = Baseline(view, start)
-    together = frozenset(together)
-    broken, why = set(), {}
+    spared = None
     while True:
-        live = [g for g in groups if not _cut(g, together, broken)]
-        walk, state, kept, applied = _walked(start, params, predictor,
-                                             baseline, live)
-        for skip in walk.skipped:
-            why.setdefault(skip.subject, skip.reason)
-        done = set(kept)
-        newly = {host for g in live
-                 if set(g) <= together and not set(g) <= done
-                 for host in _repinned_hosts(g)} - broken
-        if not newly:
+        walk = _Walk(start, params, predictor, baseline, spared)
+        state, kept, applied = walk.run(groups)
+        harmed = walk.harmed_at_end()
+        if not harmed:
             break
-        broken |= newly
+        spared = walk.spared - harmed
     skipped.extend(walk.skipped)
-    for group in groups:
-        if _cut(group, together, broken):
-            for uuid in sorted(_instances(group)):
-                skipped.append(cluster.Skipped(uuid, why.get(
-                    uuid, 'repair_incomplete: %s'
-                    % REASONS['repair_incomplete'])))
     emptied = 'every action was dropped by the harm check (see skipped)'
     if kept and _mean_falls(state, kept, predictor, baseline, applied):
         skipped.append(cluster.Skipped(
@@ -158,28 +130,6 @@ def check(view, plan, params, move_log=None, mix_values=None,
         actions=tuple(kept), skipped=tuple(skipped),
         indicators=plan.indicators,
         reason=None if kept else (plan.reason or emptied))
-
-
-def _walked(start, params, predictor, baseline, groups):
-    """(walk, state, kept, applied) of ``groups``, sparing none it harms.
-
-    Walked again without sparing the repaired instances its end still
-    harms (:meth:`_Walk.harmed_at_end`).
-    """
-    spared = None
-    while True:
-        walk = _Walk(start, params, predictor, baseline, spared)
-        state, kept, applied = walk.run(groups)
-        harmed = walk.harmed_at_end()
-        if not harmed:
-            return walk, state, kept, applied
-        spared = walk.spared - harmed
-
-
-def _cut(group, together, broken):
-    """Whether ``group`` is a repair of a host whose repairs are cut."""
-    return bool(set(group) <= together
-                and _repinned_hosts(group) & broken)
 
 
 class _Walk:

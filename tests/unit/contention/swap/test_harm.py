@@ -358,39 +358,6 @@ class TestServing(testtools.TestCase):
         self.assertEqual(plan.actions, harm.check(
             self._remote_service(1 * M), plan, PARAMS).actions)
 
-    def _two_repairs(self):
-        # 'r' as above; 'q' runs on socket 1 with its memory on socket 2,
-        # which is empty: its own repair harms no one.
-        view = v.view([v.host('a', sockets=3, cpus=8)], [
-            v.vm('r', 'a', 5 * M, socket=1, memory_node=0, cpu_util=0.4,
-                 remote_memory_ratio=1.0, mf=0.1),
-            v.vm('y', 'a', 1 * M, socket=1, cpu_util=1.0, mf=0.9),
-            v.vm('b', 'a', 30 * M, socket=0, cpu_util=1.0, mf=0.01),
-            v.vm('q', 'a', 2 * M, socket=1, memory_node=2, cpu_util=1.0,
-                 remote_memory_ratio=1.0, mf=0.5)])
-        plan = cluster.Plan(actions=(
-            cluster.Repin('r', 'a', 0, move_memory=False),
-            cluster.Repin('q', 'a', 2, move_memory=False)))
-        return view, plan
-
-    def test_a_host_s_repairs_run_all_or_none(self):
-        view, plan = self._two_repairs()
-        # Judged one by one, the harmless repair stays.
-        self.assertEqual(plan.actions[1:],
-                         harm.check(view, plan, PARAMS).actions)
-        # As the repairs of one host: neither runs, and each says why.
-        out = harm.check(view, plan, PARAMS, together=plan.actions)
-        self.assertEqual((), out.actions)
-        reasons = {x.subject: x.reason.split(':')[0] for x in out.skipped}
-        self.assertEqual({'r': 'harm_bound', 'q': 'repair_incomplete'},
-                         reasons)
-
-    def test_a_host_s_repairs_that_all_pass_all_run(self):
-        view, plan = self._two_repairs()
-        harmless = cluster.Plan(actions=plan.actions[1:])
-        self.assertEqual(harmless.actions, harm.check(
-            view, harmless, PARAMS, together=harmless.actions).actions)
-
     def test_a_repair_is_no_licence_to_join_a_heavy_neighbour(self):
         # The same repair beside 30 times the misses it faced: the repair
         # does not buy that (a service repaired onto a streamer's socket
