@@ -1072,13 +1072,20 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
          'simulator\'s best-known reference, is exact only where it can '
          'prove it and a time-bounded search elsewhere, so another row can '
          'pass it; its own row shows how often), n/a where the '
-         'best-known gain is under 0.001; *worst VM* is the largest '
-         'relative fall of one VM\'s performance against `none`; *min VM* '
+         'best-known gain is under %s of `none`\'s mean (issue 19: '
+         'there the target is to lose nothing and move nothing that does '
+         'not pay; the targets table counts it); the targets table also '
+         'gives the share of the best gain among the rows that keep issue '
+         '19\'s bounds there (a gain bought by slowing one VM past them is '
+         'no target for ours; `none` always keeps them); *worst VM* is the '
+         'largest relative fall of one VM\'s performance against `none`; '
+         '*min VM* '
          'the change of the minimum VM\'s performance (absolute); cells '
          'are median / 5th percentile / worst (migrations and refused '
          'actions: median / 95th percentile / maximum). *Harmed*: clusters '
          'where the row lowers the mean by more than %s, or a VM by more '
          'than %s (issue 19\'s bounds).' % (
+             '%.1f %%' % (100 * verdict.SMALL_GAIN),
              '%.1f %%' % (100 * verdict.MEAN_BOUND),
              pct(verdict.HARM_BOUND, False)), '',
          '| row | clusters | gain over none | of best-known gain | worst '
@@ -1143,19 +1150,25 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
           '| row | never worse than none (no mean fall > 0.2 %%, no VM '
           'fall > %s) | >= every peer | >= every peer that keeps those '
           'bounds there | of best-known gain: median (>= 90 '
-          '%%) / 5th pct (>= 70 %%) | fewer migrations than '
-          'workload_stabilization where both gain |' % pct(
-              verdict.HARM_BOUND, False), '|---|---:|---:|---:|---:|---:|']
+          '%%) / 5th pct (>= 70 %%) | of the best gain that keeps those '
+          'bounds: median / 5th pct | where that gain is under %s of the '
+          'mean: lost nothing, moved nothing that did not pay | fewer '
+          'migrations than workload_stabilization where both gain |' % (
+              pct(verdict.HARM_BOUND, False),
+              '%.1f %%' % (100 * verdict.SMALL_GAIN)),
+          '|---|---:|---:|---:|---:|---:|---:|---:|']
+
+    def share(value):
+        return 'n/a' if value is None else pct(value, False)
     for label, t in targets.items():
         d.append('| %s | %d of %d clusters | %s of clusters (target 95 %%) '
-                 '| %s | %s / %s | %s |' % (
+                 '| %s | %s / %s | %s / %s | %d of %d | %s |' % (
                      label, t['no_harm'], t['clusters'],
                      pct(t['peers_share'], False),
                      pct(t['fair_share'], False),
-                     pct(t['share_median'], False)
-                     if t['share_median'] is not None else 'n/a',
-                     pct(t['share_p5'], False)
-                     if t['share_p5'] is not None else 'n/a',
+                     share(t['share_median']), share(t['share_p5']),
+                     share(t['harmless_median']), share(t['harmless_p5']),
+                     t['little_kept'][0], t['little_kept'][1],
                      '%d of %d' % t['fewer_migrations']
                      if t['fewer_migrations'][1] else 'no such cluster'))
     d += ['', '**Where our rows harm most** (the three clusters with the '

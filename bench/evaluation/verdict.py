@@ -203,6 +203,11 @@ HARM_BOUND = 0.05
 MEAN_BOUND = 0.002
 #: Mean performances closer than this are a tie.
 TIE = 1e-3
+#: Where the best gain over ``none`` is under this share of its mean, a
+#: cluster has too little to gain to share out: issue 19 decided that
+#: there (ahn-wl6 is one) the target is to lose nothing and to move
+#: nothing that does not pay (:func:`little_to_gain_kept`).
+SMALL_GAIN = 0.005
 
 
 def best_known(rows):
@@ -217,23 +222,74 @@ def best_known(rows):
     return label, rows[label].perf_mean
 
 
+def _gain_and_worst_vm(res, none):
+    """(relative change of the mean, largest relative fall of one VM)."""
+    changes = [res.vms[vm] / none.vms[vm] - 1.0
+               for vm in none.vms if vm in res.vms and none.vms[vm] > 0]
+    return (res.perf_mean / none.perf_mean - 1.0,
+            min(changes) if changes else 0.0)
+
+
+def best_within_bounds(rows):
+    """(label, perf mean) of the best row of one cluster that does no harm.
+
+    The best of the rows that keep issue 19's bounds there
+    (:func:`keeps_bounds`): a plan that buys its mean by slowing one VM
+    past them is one issue 19 forbids ours, so it is no target for them.
+    ``none`` always keeps them.
+    """
+    kept = [lb for lb in rows if _within(*_gain_and_worst_vm(
+        rows[lb], rows['none']))]
+    label = max(kept, key=lambda lb: rows[lb].perf_mean)
+    return label, rows[label].perf_mean
+
+
+def _enough_to_share(ref, base):
+    return ref - base >= max(TIE, SMALL_GAIN * base)
+
+
+def _share(perf, base, ref):
+    """perf's share of ref's gain over base; None if that is too small."""
+    return gain_share(perf, base, ref) if _enough_to_share(ref, base) \
+        else None
+
+
+def little_to_gain_kept(rows, label):
+    """Issue 19's target where no harmless row gains SMALL_GAIN.
+
+    None where one does (the shares judge that cluster); otherwise
+    whether ``label`` lost nothing (its mean within :data:`TIE` of
+    ``none``'s, or above) and moved nothing that did not pay (no live
+    migration unless its mean rose by more than TIE).
+    """
+    res, none = rows[label], rows['none']
+    _, harmless = best_within_bounds(rows)
+    if _enough_to_share(harmless, none.perf_mean):
+        return None
+    return (res.perf_mean >= none.perf_mean - TIE
+            and (res.migrations == 0
+                 or res.perf_mean > none.perf_mean + TIE))
+
+
 def cluster_figures(rows, label):
     """One row's figures on one cluster, against its ``none`` row.
 
     gain: relative change of mean performance; share: of the best-known
-    gain over none (None when that gain is under :data:`TIE`); vm_worst:
-    the largest relative fall of one VM; min_change: change of the
-    minimum VM's performance; migrations; rejected.
+    gain over none (None when that gain is under :data:`SMALL_GAIN` of
+    none's mean); harmless_share: the same of the best gain of the rows
+    that keep the bounds (:func:`best_within_bounds`); vm_worst: the
+    largest relative fall of one VM; min_change: change of the minimum
+    VM's performance; migrations; rejected.
     """
     res, none = rows[label], rows['none']
     _, best = best_known(rows)
-    changes = [res.vms[vm] / none.vms[vm] - 1.0
-               for vm in none.vms if vm in res.vms and none.vms[vm] > 0]
+    _, harmless = best_within_bounds(rows)
+    gain, vm_worst = _gain_and_worst_vm(res, none)
     return dict(
-        gain=res.perf_mean / none.perf_mean - 1.0,
-        share=gain_share(res.perf_mean, none.perf_mean, best)
-        if best - none.perf_mean > TIE else None,
-        vm_worst=min(changes) if changes else 0.0,
+        gain=gain,
+        share=_share(res.perf_mean, none.perf_mean, best),
+        harmless_share=_share(res.perf_mean, none.perf_mean, harmless),
+        vm_worst=vm_worst,
         min_change=res.perf_min - none.perf_min,
         migrations=res.migrations, rejected=res.rejected_actions)
 
@@ -295,20 +351,28 @@ def keeps_bounds(figures):
     It lowers neither the mean by more than MEAN_BOUND nor any VM by more
     than HARM_BOUND.
     """
-    return (figures['gain'] >= -MEAN_BOUND
-            and figures['vm_worst'] >= -HARM_BOUND)
+    return _within(figures['gain'], figures['vm_worst'])
+
+
+def _within(gain, vm_worst):
+    return gain >= -MEAN_BOUND and vm_worst >= -HARM_BOUND
 
 
 def family_targets(family, ours, peers, stabilization):
     """Issue 19's targets over the family, for each of our rows.
 
     {label: dict(no_harm, peers_share, fair_share, share_median, share_p5,
-    fewer_migrations)}: no_harm, clusters where the row keeps the bounds
-    (:func:`keeps_bounds`); peers_share, the share of clusters where it is
-    at least as good as every peer; fair_share, the same against the
-    peers that keep the bounds on that cluster (a peer that buys its mean
-    by slowing one VM past them is a plan issue 19 forbids ours);
-    fewer_migrations, (met, both gained) over the clusters where it and
+    harmless_median, harmless_p5, little_kept, fewer_migrations)}:
+    no_harm, clusters
+    where the row keeps the bounds (:func:`keeps_bounds`); peers_share,
+    the share of clusters where it is at least as good as every peer;
+    fair_share, the same against the peers that keep the bounds on that
+    cluster (a peer that buys its mean by slowing one VM past them is a
+    plan issue 19 forbids ours); share_*, its share of the best-known
+    gain, and harmless_*, of the best gain that keeps the bounds (median,
+    5th percentile; clusters where that is under SMALL_GAIN left out);
+    little_kept, (met, clusters) of :func:`little_to_gain_kept` over
+    those; fewer_migrations, (met, both gained) over the clusters where it and
     ``stabilization`` both gained.
     """
     out = {}
@@ -334,12 +398,18 @@ def family_targets(family, ours, peers, stabilization):
                  if family[n][1][label].migrations
                  < family[n][1][stabilization].migrations]
         shares = spread([f['share'] for f in figs.values()])
+        harmless = spread([f['harmless_share'] for f in figs.values()])
+        little = [little_to_gain_kept(family[n][1], label) for n in figs]
+        little = [k for k in little if k is not None]
         out[label] = dict(
             no_harm=sum(keeps_bounds(f) for f in figs.values()),
             clusters=len(figs), peers_share=len(good) / max(1, len(figs)),
             fair_share=len(fair) / max(1, len(figs)),
             share_median=shares[0] if shares else None,
             share_p5=shares[1] if shares else None,
+            harmless_median=harmless[0] if harmless else None,
+            harmless_p5=harmless[1] if harmless else None,
+            little_kept=(sum(little), len(little)),
             fewer_migrations=(len(fewer), len(both)))
     return out
 

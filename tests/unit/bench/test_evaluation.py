@@ -326,6 +326,61 @@ class TestFamilyVerdict(testtools.TestCase):
         self.assertTrue(verdict.keeps_bounds(
             verdict.cluster_figures(fam['d'][1], 'ours')))
 
+    def test_the_harmless_share_leaves_out_a_best_row_that_harms(self):
+        fam = self._family()
+        # the peer reaches 0.6 by slowing x by 40 %; ours reaches 0.55
+        # harmlessly, the best of the rows that keep the bounds
+        fam['d'] = (None, {
+            'none': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+            'ours': _outcome(0.55, {'x': 0.5, 'y': 0.6}),
+            'peer': _outcome(0.6, {'x': 0.3, 'y': 0.9})})
+        rows = fam['d'][1]
+        self.assertEqual(('peer', 0.6), verdict.best_known(rows))
+        self.assertEqual(('ours', 0.55), verdict.best_within_bounds(rows))
+        f = verdict.cluster_figures(rows, 'ours')
+        self.assertAlmostEqual(0.5, f['share'])
+        self.assertAlmostEqual(1.0, f['harmless_share'])
+        # where only harmful rows gain, there is no harmless gain to share
+        rows['ours'] = rows['none']
+        self.assertEqual('none', verdict.best_within_bounds(rows)[0])
+        self.assertIsNone(
+            verdict.cluster_figures(rows, 'ours')['harmless_share'])
+        t = verdict.family_targets(fam, ['ours'], ['peer'], 'none')['ours']
+        self.assertIsNotNone(t['harmless_median'])
+
+    def test_a_gain_under_half_a_per_cent_is_not_shared_out(self):
+        # the best gain, 0.4 % of the mean, is too little to share: the
+        # target there is to lose nothing and move nothing that does not
+        # pay (issue 19)
+        rows = {'none': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+                'peer': _outcome(0.502, {'x': 0.5, 'y': 0.504}),
+                'ours': _outcome(0.5, {'x': 0.5, 'y': 0.5})}
+        f = verdict.cluster_figures(rows, 'ours')
+        self.assertIsNone(f['share'])
+        self.assertIsNone(f['harmless_share'])
+        self.assertTrue(verdict.little_to_gain_kept(rows, 'ours'))
+        # moving VMs for nothing there misses it, as does losing
+        rows['ours'] = _outcome(0.5, {'x': 0.5, 'y': 0.5}, migrations=2)
+        self.assertFalse(verdict.little_to_gain_kept(rows, 'ours'))
+        rows['ours'] = _outcome(0.498, {'x': 0.5, 'y': 0.496})
+        self.assertFalse(verdict.little_to_gain_kept(rows, 'ours'))
+        # a move that pays is no miss
+        rows['ours'] = _outcome(0.502, {'x': 0.5, 'y': 0.504},
+                                migrations=1)
+        self.assertTrue(verdict.little_to_gain_kept(rows, 'ours'))
+        # with 1 % to gain, the share judges the cluster instead
+        rows['peer'] = _outcome(0.505, {'x': 0.5, 'y': 0.51})
+        self.assertIsNone(verdict.little_to_gain_kept(rows, 'ours'))
+        self.assertAlmostEqual(0.4, verdict.cluster_figures(
+            rows, 'ours')['share'])
+        t = verdict.family_targets({'d': (None, rows)}, ['ours'], ['peer'],
+                                   'none')['ours']
+        self.assertEqual((0, 0), t['little_kept'])
+        # in the family only c has nothing to gain, and ours lost 1 % there
+        self.assertEqual((0, 1), verdict.family_targets(
+            self._family(), ['ours'], ['peer'], 'none')['ours'][
+                'little_kept'])
+
     def test_worst_clusters_lead_with_the_largest_vm_fall(self):
         worst = verdict.worst_clusters(self._family(), 'ours', count=2)
         self.assertEqual(['a', 'c'], [n for n, _ in worst])
