@@ -455,7 +455,11 @@ class CacheAwareSwap(ContentionSwapBase):
     less than the simulator gives back: some plans that repair a VM and
     bring it a neighbour would pay and are refused (2-7 % of the summed
     gain on three generated families, simulated). Each step is planned on
-    the counters measured before the plan.
+    the counters measured before the plan. It balances and never
+    segregates: where every host runs the same mix (streamers beside
+    sensitive services on every socket) nothing moves, although
+    gathering the sensitive instances apart would pay (doc/watcher.md,
+    "What balance leaves").
     """
 
     algorithm = swap.CACHE_AWARE
@@ -496,8 +500,9 @@ class NumaAwareSwap(ContentionSwapBase):
 
     As ``cache_aware_swap``: LLC misses are a proxy, the harm check
     bounds estimates where no placement model values an instance, memory-
-    controller load and other hardware's speed are not estimated, and
-    each step is planned on the counters measured before the plan.
+    controller load and other hardware's speed are not estimated, each
+    step is planned on the counters measured before the plan, and it
+    balances, never segregates.
     """
 
     algorithm = swap.NUMA_AWARE
