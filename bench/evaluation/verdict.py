@@ -363,16 +363,16 @@ def family_targets(family, ours, peers, stabilization):
 
     {label: dict(no_harm, peers_share, fair_share, share_median, share_p5,
     harmless_median, harmless_p5, little_kept, fewer_migrations)}:
-    no_harm, clusters
-    where the row keeps the bounds (:func:`keeps_bounds`); peers_share,
-    the share of clusters where it is at least as good as every peer;
-    fair_share, the same against the peers that keep the bounds on that
-    cluster (a peer that buys its mean by slowing one VM past them is a
-    plan issue 19 forbids ours); share_*, its share of the best-known
-    gain, and harmless_*, of the best gain that keeps the bounds (median,
-    5th percentile; clusters where that is under SMALL_GAIN left out);
-    little_kept, (met, clusters) of :func:`little_to_gain_kept` over
-    those; fewer_migrations, (met, both gained) over the clusters where it and
+    no_harm, clusters where the row keeps the bounds
+    (:func:`keeps_bounds`); peers_share, the share of clusters where it
+    is at least as good as every peer; fair_share, the same against the
+    peers that keep the bounds on that cluster (a peer that buys its mean
+    by slowing one VM past them is a plan issue 19 forbids ours);
+    share_*, its share of the best-known gain, and harmless_*, of the
+    best gain that keeps the bounds (median, 5th percentile; clusters
+    where that is under SMALL_GAIN left out); little_kept, (met,
+    clusters) of :func:`little_to_gain_kept` over those;
+    fewer_migrations, (met, both gained) over the clusters where it and
     ``stabilization`` both gained.
     """
     out = {}
