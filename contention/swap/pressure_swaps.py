@@ -3,6 +3,8 @@
 See :func:`phase`.
 """
 
+import itertools
+
 from contention.swap import arbitration
 from contention.swap import feasibility
 from contention.swap import measure
@@ -33,12 +35,14 @@ def phase(state, params):
     affected" (section 3.4) rather than by balance; here, while
     ``budget`` swaps remain, every swap between an instance of one of the
     :data:`CONTENTION_UNITS` units with the highest predicted contention
-    (:func:`measure.pressure`) and one of the units with the lowest is priced,
-    and the one whose drop of predicted contention most exceeds its cost
-    is run, if it clears :func:`feasibility.assess`. Capacity, CPU
-    oversubscription, cool-down and same-image rules are those of the
-    global phase. Returns ``(actions, skipped)``, the actions applied to
-    ``state``; the skips are the balancing's to report.
+    (:func:`measure.pressure`) and one of the units with the lowest that
+    it may reach (:func:`feasibility.reachable`: same CPU vendor, and
+    model unless ``across_cpu_models``) is priced, and the one whose
+    drop of predicted contention most exceeds its cost is run, if it
+    clears :func:`feasibility.assess`. Capacity, CPU oversubscription,
+    cool-down and same-image rules are those of the global phase.
+    Returns ``(actions, skipped)``, the actions applied to ``state``; the
+    skips are the balancing's to report.
     """
     if not params.contention_swaps:
         return [], []
@@ -60,10 +64,13 @@ def phase(state, params):
         for src in ranked[:CONTENTION_UNITS]:
             outs = [i for i in state.instances_in(src)
                     if feasibility.may_move(state, i, params, ignored, seen)]
-            for dst in ranked[::-1][:CONTENTION_UNITS]:
-                if dst == src or not feasibility.reachable(state, src, dst,
-                                                           params):
-                    continue
+            # the least contended units this one may reach: on a cloud of
+            # several CPU models the least contended of all may be none
+            dsts = itertools.islice(
+                (u for u in reversed(ranked) if u != src
+                 and feasibility.reachable(state, src, u, params)),
+                CONTENTION_UNITS)
+            for dst in dsts:
                 backs = [i for i in state.instances_in(dst)
                          if feasibility.may_move(state, i, params, ignored, seen)]
                 for out in outs:

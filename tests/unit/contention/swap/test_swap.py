@@ -880,6 +880,24 @@ class TestContentionPhase(testtools.TestCase):
                   for h in ('h1', 'h2') for s in (0, 1))
         self.assertLess(now, before)
 
+    def test_the_swaps_go_to_the_least_contended_units_within_reach(self):
+        # Two idle hosts of another CPU model hold the four least contended
+        # sockets of the cloud; no swap may reach them, so the phase swaps
+        # within h1 and h2 as it does without them.
+        view = self._view()
+        view = dataclasses.replace(view, hosts=tuple(
+            dataclasses.replace(h, cpu_vendor='intel', cpu_model='old')
+            for h in view.hosts) + (
+                v.host('x', cpu_vendor='intel', cpu_model='new'),
+                v.host('y', cpu_vendor='intel', cpu_model='new')))
+        params = swap.SwapParameters(threshold=100 * M, max_swaps=2,
+                                     contention_swaps=True)
+        plan = swap.numa_aware(view, params)
+        self.assertEqual(2, len(plan.actions))
+        self.assertEqual({'h1', 'h2'}, {
+            getattr(leg, 'dest_host', None) or leg.host
+            for a in plan.actions for leg in _legs(a)})
+
     def test_max_swaps_is_shared_with_the_global_phase(self):
         params = swap.SwapParameters(threshold=100 * M, max_swaps=1,
                                      contention_swaps=True)
