@@ -90,6 +90,14 @@ class TestExperiments(testtools.TestCase):
             self.assertTrue(row.simulated)
             self.assertNotIn('not yet a simulator policy', row.why)
 
+    def test_downward_class_moves_are_counted_per_reading(self):
+        # merlin-mix1: 7 VMs over its 60 epochs; the workloads' phases
+        # move some classes down (the figure the Table 1 causes quote)
+        moves, readings = fidelity.downward_moves('merlin-mix1')
+        self.assertEqual(7 * 60, readings)
+        self.assertGreater(moves, 0)
+        self.assertLess(moves, readings / 10)
+
     def test_liu_interconnect_pairs_slow_each_other(self):
         one, _, _ = fidelity.liu_case('D', 2)
         four, _, _ = fidelity.liu_case('D', 8)
