@@ -238,8 +238,7 @@ def best_within_bounds(rows):
     past them is one issue 19 forbids ours, so it is no target for them.
     ``none`` always keeps them.
     """
-    kept = [lb for lb in rows if _within(*_gain_and_worst_vm(
-        rows[lb], rows['none']))]
+    kept = [lb for lb in rows if _row_keeps_bounds(rows, lb)]
     label = max(kept, key=lambda lb: rows[lb].perf_mean)
     return label, rows[label].perf_mean
 
@@ -358,6 +357,11 @@ def _within(gain, vm_worst):
     return gain >= -MEAN_BOUND and vm_worst >= -HARM_BOUND
 
 
+def _row_keeps_bounds(rows, label):
+    """:func:`keeps_bounds` of one row, without its shares."""
+    return _within(*_gain_and_worst_vm(rows[label], rows['none']))
+
+
 def family_targets(family, ours, peers, stabilization):
     """Issue 19's targets over the family, for each of our rows.
 
@@ -383,8 +387,7 @@ def family_targets(family, ours, peers, stabilization):
         def beats(rows, fair):
             return all(rows[label].perf_mean >= rows[p].perf_mean - TIE
                        for p in peers if p in rows and (
-                           not fair or keeps_bounds(
-                               cluster_figures(rows, p))))
+                           not fair or _row_keeps_bounds(rows, p)))
         good = [n for n, (_, rows) in family.items()
                 if n in figs and beats(rows, False)]
         fair = [n for n, (_, rows) in family.items()
