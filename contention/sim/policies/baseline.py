@@ -1,10 +1,13 @@
 """The ``none`` and ``random`` baselines.
 
 ``random`` is Merlin's Random policy (Tembey et al. section 2, policy 2):
-when an instance needs CPU, or runs on a node that needs MC/IC relief, it
+when an instance needs CPU, or runs on a node that needs MC/IC relief or
+where a co-runner needs cache (:mod:`contention.sim.policies.common`), it
 gets CPU on a node chosen at random among those with room, unaware of
 topology and sensitivities: its vCPUs move there (memory stays), and a
-capped instance gets one more core.
+capped instance gets one more core. One instance per relieved node
+moves, never the one that needs cache (section 5.2.2: Random "chooses a
+random node to migrate Matrix-multiplication VCPUs", the co-runner).
 """
 
 from contention import cluster
@@ -24,15 +27,24 @@ class NonePolicy(policy.Policy):
 class RandomPolicy(policy.Policy):
     name = 'random'
 
+    def __init__(self):
+        self._cache_needs = common.CacheNeeds()
+
+    def bind(self, simulator):
+        self._cache_needs = common.CacheNeeds()
+
     def rebalance(self, view, rng):
         actions = []
+        needs = self._cache_needs(view)
         for host in view.hosts:
-            pressured = set(common.pressured_nodes(view, host.name))
+            pressured = dict(common.relief_nodes(view, host.name, needs))
             for inst in view.instances_on(host.name):
                 if not inst.movable:
                     continue
                 wants_cpu = common.needs_cpu(inst)
-                if not wants_cpu and inst.node not in pressured:
+                relieves = (inst.node in pressured
+                            and inst.uuid not in pressured[inst.node])
+                if not wants_cpu and not relieves:
                     continue
                 free = common.free_cores(view, host.name)
                 need = inst.vcpus * (common.one_more_core(inst)
@@ -57,6 +69,6 @@ class RandomPolicy(policy.Policy):
                     actions.append(cluster.CpuQuota(inst.uuid, host.name,
                                                     quota))
                     view = common.update(view, inst.uuid, cpu_quota=quota)
-                if inst.node in pressured:
-                    pressured.discard(inst.node)
+                if relieves:
+                    del pressured[inst.node]
         return cluster.Plan(actions=tuple(actions))

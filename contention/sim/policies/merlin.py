@@ -3,23 +3,30 @@
 Tembey et al., "Merlin", section 2 describe the policies Merlin is
 compared with (its Table 1 and Figures 7-9); both react to the same
 triggers (:mod:`contention.sim.policies.common`): an instance that needs
-CPU, and a NUMA node whose summed L3 MPKI is over 100 (section 3.4).
+CPU, a NUMA node whose summed L3 MPKI is over 100, and an instance whose
+class moved down Figure 3's grid, a need for cache (section 3.4). The
+last two are answered alike: each policy relieves the node by its own
+means, acting on the instance with the highest MPKI there, and for a
+need for cache on a co-runner of the instance in need (section 5.2.2:
+"all allocation policies use their respective algorithms to allocate
+more LLC to Voldemort's VP").
 
 ``local`` (policy 1): memory always follows the vCPUs. More CPU comes
 from the instance's home node when it has a free core; otherwise the
 instance moves to the node with the most free cores *with its memory*.
 Under MC/IC pressure it rebalances memory-intensive instances across
 nodes ("global memory load balancing", section 5.3): the highest-MPKI
-instance of the node moves, vCPUs and memory, to the node with the lowest
-summed MPKI that has room.
+instance of the node (of its co-runners, for a need for cache) moves,
+vCPUs and memory, to the node with the lowest summed MPKI that has room.
 
 ``low_cost`` (policy 3): the cheapest reconfiguration first (section 3.3
 ranking): (i) raise the CPU cap when the home node has a free core;
 (ii)/(iii) otherwise move the vCPUs to a remote node with room, leaving
 the memory where it is; (iv) memory migration is never needed for these
-triggers, so never done. Under MC/IC pressure it caps the CPU of the
-node's highest-MPKI instance (by a quarter, to at least a quarter of its
-vCPUs) to cut its memory traffic indirectly (section 5.2.2).
+triggers, so never done. Under MC/IC pressure or a need for cache it caps
+the CPU of the node's highest-MPKI instance (co-runner) by a quarter, to
+at least a quarter of its vCPUs, to cut its memory traffic indirectly
+(section 5.2.2).
 """
 
 from contention import classify
@@ -44,13 +51,22 @@ def _most_free(free, exclude, need):
 
 
 class _MerlinBaseline(policy.Policy):
+    """What the Merlin policies share: the triggers, and their memory."""
+
     move_memory = False
+
+    def __init__(self):
+        self._needs = common.CacheNeeds()
+
+    def bind(self, simulator):
+        self._needs = common.CacheNeeds()
 
     def rebalance(self, view, rng):
         actions = []
         touched = set()
+        needs = self._needs(view)
         for host in view.hosts:
-            view = self._pressure(view, host.name, actions, touched)
+            view = self._pressure(view, host.name, needs, actions, touched)
             for inst in view.instances_on(host.name):
                 if inst.uuid in touched or not common.needs_cpu(inst):
                     continue
@@ -94,10 +110,12 @@ class LocalPolicy(_MerlinBaseline):
     move_memory = True
 
     def __init__(self, balance_every=5):
+        super().__init__()
         self.balance_every = int(balance_every)
         self._audits = 0
 
     def bind(self, simulator):
+        super().bind(simulator)
         self._audits = 0
 
     def rebalance(self, view, rng):
@@ -141,12 +159,12 @@ class LocalPolicy(_MerlinBaseline):
             touched.add(victim.uuid)
             return
 
-    def _pressure(self, view, host, actions, touched):
+    def _pressure(self, view, host, needs, actions, touched):
         sums = common.node_mpki(view, host)
-        for node in common.pressured_nodes(view, host):
+        for node, needers in common.relief_nodes(view, host, needs):
             here = [i for i in view.instances_on(host)
                     if i.node == node and i.movable and i.mpki is not None
-                    and i.uuid not in touched]
+                    and i.uuid not in touched and i.uuid not in needers]
             if not here:
                 continue
             victim = max(here, key=lambda i: (i.mpki, i.uuid))
@@ -171,12 +189,12 @@ class LowCostPolicy(_MerlinBaseline):
     name = 'low_cost'
     move_memory = False
 
-    def _pressure(self, view, host, actions, touched):
-        for node in common.pressured_nodes(view, host):
+    def _pressure(self, view, host, needs, actions, touched):
+        for node, needers in common.relief_nodes(view, host, needs):
             here = [i for i in view.instances_on(host)
                     if i.node == node and i.movable and i.mpki is not None
                     and (i.cpu_quota or 1.0) > MIN_QUOTA
-                    and i.uuid not in touched]
+                    and i.uuid not in touched and i.uuid not in needers]
             if not here:
                 continue
             victim = max(here, key=lambda i: (i.mpki, i.uuid))
@@ -200,10 +218,13 @@ class MerlinPolicy(_MerlinBaseline):
        Merlin takes the next cheaper option for S (step 3).
     2. **Triggers** (section 3.4, :mod:`contention.sim.policies.common`):
        an instance that needs CPU gets an additional *local* CPU (its cap
-       raised by one core) when its home socket has one; a socket whose
-       summed L3 MPKI is over 100 gets local MC/IC freed by capping the
-       CPU of its highest-MPKI co-runner by a quarter (floor 0.25). Both
-       are watched at the next epoch.
+       raised by one core) when its home socket has one; a node whose
+       summed L3 MPKI is over 100, or where an instance needs cache, is
+       relieved through its highest-MPKI instance (co-runner, for a need
+       for cache): capped by a quarter (floor 0.25) when it does not use
+       over 0.8 of its allocation, and otherwise, "accounting for its CPU
+       sensitivity" (section 5.2.2), given step 3's next option without
+       a cap. Each is watched at the next epoch.
     3. **Next option for S** (Figure 4): (a) a remote CPU for the most
        MC/IC-insensitive instance of S, its vCPUs moved without memory
        when it is MC/IC-insensitive (section 3.2, :func:`contention.quota.
@@ -220,14 +241,17 @@ class MerlinPolicy(_MerlinBaseline):
     name = 'merlin'
 
     def __init__(self):
+        super().__init__()
         self._watch = []
 
     def bind(self, simulator):
+        super().bind(simulator)
         self._watch = []
 
     def rebalance(self, view, rng):
         actions = []
         touched = set()
+        needs = self._needs(view)
         watch, self._watch = self._watch, []
         present = {i.uuid: i for i in view.instances}
         for host, requester, before in watch:
@@ -249,7 +273,7 @@ class MerlinPolicy(_MerlinBaseline):
                     continue
                 view = self._local_cpu(view, host.name, inst, actions,
                                        touched)
-            view = self._pressure(view, host.name, actions, touched)
+            view = self._pressure(view, host.name, needs, actions, touched)
         return cluster.Plan(actions=tuple(actions))
 
     def _corunners(self, view, host, inst):
@@ -269,15 +293,20 @@ class MerlinPolicy(_MerlinBaseline):
         return self._next_option(view, host, [inst], actions, touched,
                                  raise_quota=inst.uuid)
 
-    def _pressure(self, view, host, actions, touched):
-        for node in common.pressured_nodes(view, host):
+    def _pressure(self, view, host, needs, actions, touched):
+        for node, needers in common.relief_nodes(view, host, needs):
             here = [i for i in view.instances_on(host)
                     if i.node == node and i.movable and i.mpki is not None
                     and (i.cpu_quota or 1.0) > MIN_QUOTA
-                    and i.uuid not in touched]
+                    and i.uuid not in touched and i.uuid not in needers]
             if not here:
                 continue
             victim = max(here, key=lambda i: (i.mpki, i.uuid))
+            if common.cpu_sensitive(victim):
+                view = self._next_option(view, host, [victim], actions,
+                                         touched)
+                touched.add(victim.uuid)
+                continue
             quota = max(MIN_QUOTA, (victim.cpu_quota or 1.0) * 0.75)
             actions.append(cluster.CpuQuota(victim.uuid, host, quota))
             touched.add(victim.uuid)

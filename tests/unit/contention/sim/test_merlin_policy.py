@@ -1,4 +1,4 @@
-"""Merlin's own arbitration and Local's periodic memory balancing."""
+"""Merlin's own arbitration, its need for cache, Local's balancing."""
 
 import numpy as np
 from oslotest import base
@@ -6,6 +6,7 @@ from oslotest import base
 from contention import cluster
 from contention.sim import scenario
 from contention.sim import simulator
+from contention.sim.policies import baseline
 from contention.sim.policies import common
 from contention.sim.policies import merlin
 
@@ -72,12 +73,103 @@ class TestMerlin(base.BaseTestCase):
         self.assertEqual(0, result.rejected_actions)
 
 
+def _two_nodes(kv_class, mm_util=0.5, mm_mpki=10.0, kv_mpki=5.0,
+               node1_mpki=None):
+    """kv and mm on node 0 of a 2-node host; node 1 free (or loaded)."""
+    sockets = tuple(cluster.SocketView(s, (s,), 8, 32768) for s in range(2))
+    host = cluster.HostView('h', sockets, 16, 2 * 32768)
+    insts = [
+        cluster.InstanceView(uuid='kv', host='h', vcpus=2, memory_mib=2048,
+                             socket=0, node=0, memory_node=0, cpu_util=0.5,
+                             cpu_quota=1.0, mpki=kv_mpki, mf=0.5,
+                             merlin_class=kv_class),
+        cluster.InstanceView(uuid='mm', host='h', vcpus=2, memory_mib=2048,
+                             socket=0, node=0, memory_node=0,
+                             cpu_util=mm_util, cpu_quota=1.0, mpki=mm_mpki,
+                             mf=0.3, merlin_class='medium/medium')]
+    if node1_mpki is not None:
+        insts.append(cluster.InstanceView(
+            uuid='far', host='h', vcpus=2, memory_mib=2048, socket=1,
+            node=1, memory_node=1, cpu_util=0.5, cpu_quota=1.0,
+            mpki=node1_mpki, mf=0.3, merlin_class='medium/medium'))
+    return cluster.ClusterView((host,), tuple(insts))
+
+
+class TestNeedForCache(base.BaseTestCase):
+    """Section 3.4's third trigger, answered as section 5.2.2 says."""
+
+    def test_a_cache_sensitive_instance_moving_down_needs_cache(self):
+        before = common.classes(_two_nodes('medium/low'))
+        self.assertEqual({('h', 0): frozenset({'kv'})}, common.cache_needs(
+            _two_nodes('medium/high'), before))
+        # Moving right only (more MPKI, same MF) is no need for cache.
+        self.assertEqual({}, common.cache_needs(_two_nodes('high/low'),
+                                                before))
+        # A low-MPKI class was not cache-sensitive: its MF says little.
+        low = common.classes(_two_nodes('low/low'))
+        self.assertEqual({}, common.cache_needs(_two_nodes('low/high'),
+                                                low))
+        # The first reading has nothing to compare with.
+        self.assertEqual({}, common.cache_needs(_two_nodes('medium/high'),
+                                                {}))
+
+    def _second_audit(self, policy, **kw):
+        rng = np.random.default_rng(0)
+        first = policy.rebalance(_two_nodes('medium/low', **kw), rng)
+        self.assertEqual((), first.actions)
+        return policy.rebalance(_two_nodes('medium/high', **kw),
+                                rng).actions
+
+    def test_each_policy_frees_cache_through_the_co_runner(self):
+        self.assertEqual(
+            (cluster.Repin('mm', 'h', 1, move_memory=True),),
+            self._second_audit(merlin.LocalPolicy()))
+        self.assertEqual((cluster.CpuQuota('mm', 'h', 0.75),),
+                         self._second_audit(merlin.LowCostPolicy()))
+        self.assertEqual(
+            (cluster.Repin('mm', 'h', 1, move_memory=False),),
+            self._second_audit(baseline.RandomPolicy()))
+        self.assertEqual((cluster.CpuQuota('mm', 'h', 0.75),),
+                         self._second_audit(merlin.MerlinPolicy()))
+
+    def test_the_instance_in_need_is_never_the_one_moved(self):
+        # kv has the higher MPKI; under MC/IC pressure it would be the
+        # victim, for its own need for cache it is not.
+        for policy in (merlin.LocalPolicy(), merlin.LowCostPolicy(),
+                       baseline.RandomPolicy(), merlin.MerlinPolicy()):
+            acts = self._second_audit(policy, kv_mpki=30.0, mm_mpki=10.0)
+            self.assertTrue(acts)
+            self.assertEqual({'mm'}, {a.instance for a in acts})
+
+    def test_merlin_does_not_cap_a_cpu_sensitive_co_runner(self):
+        acts = self._second_audit(merlin.MerlinPolicy(), mm_util=0.95)
+        self.assertEqual(
+            (cluster.Repin('mm', 'h', 1, move_memory=False),), acts)
+
+    def test_binding_forgets_the_last_classes(self):
+        policy = merlin.LowCostPolicy()
+        policy.rebalance(_two_nodes('medium/low'), None)
+        policy.bind(None)
+        self.assertEqual((), policy.rebalance(_two_nodes('medium/high'),
+                                              None).actions)
+
+
 class TestLocalBalancing(base.BaseTestCase):
 
     def test_periodic_memory_rebalancing(self):
-        without = simulator.run('merlin-mix2',
-                                merlin.LocalPolicy(balance_every=0))
-        with_ = simulator.run('merlin-mix2', merlin.LocalPolicy())
-        self.assertEqual(0, without.memory_moves)
-        self.assertGreater(with_.memory_moves, 0)
-        self.assertGreater(with_.perf_mean, without.perf_mean)
+        # Node 0 sums 15 MPKI, node 1 2: no node over 100, no class moved.
+        view = _two_nodes('medium/low', node1_mpki=2.0)
+        never = merlin.LocalPolicy(balance_every=0)
+        self.assertEqual((), never.rebalance(view, None).actions)
+        every = merlin.LocalPolicy(balance_every=1)
+        # mm (10 MPKI) narrows the gap of 13 without swinging it back.
+        self.assertEqual(
+            (cluster.Repin('mm', 'h', 1, move_memory=True),),
+            every.rebalance(view, None).actions)
+
+    def test_balancing_runs_every_balance_every_audits(self):
+        view = _two_nodes('medium/low', node1_mpki=2.0)
+        policy = merlin.LocalPolicy(balance_every=3)
+        acted = [bool(policy.rebalance(view, None).actions)
+                 for _ in range(6)]
+        self.assertEqual([False, False, True, False, False, True], acted)
