@@ -24,7 +24,10 @@ from bench.evaluation.plots import plot_over_worst
 from bench.evaluation.plots import plot_perf
 from bench.evaluation.plots import plot_sweep
 from bench.evaluation.report import document
+from bench.evaluation.report import FAMILY_HEADING
 from bench.evaluation.report import family_section
+from bench.evaluation.report import is_large_only
+from bench.evaluation.report import LARGE_HEADING
 from bench.evaluation.run import evaluate_scenario
 from bench.evaluation.run import price_what_if
 from bench.evaluation.run import quiet
@@ -108,63 +111,96 @@ def main(argv=None):
                           timeouts)
     doc = document(results, arrivals, weigher_why, sweep, checks, command,
                    elapsed, args.quick, overcommit, prices, family=lead)
+    if not size[2]:
+        doc = keep_large_section(args.output, doc)
     with open(args.output, 'w', encoding='utf-8') as fh:
         fh.write(doc)
     print(summary(results, checks, sweep, elapsed, args.output))
 
 
-def family_plots(family):
+def family_plots(family, prefix='evaluation-family'):
     labels = [e.label for e in family_mod.FAMILY_ENTRIES]
     plot_family(family, labels, 'gain', os.path.join(
-        IMAGE_DIR, 'evaluation-family-gain.png'),
+        IMAGE_DIR, prefix + '-gain.png'),
         'mean performance vs none (%)',
         'Gain over none, %d generated clusters (SIMULATED)' % len(family))
     plot_family(family, labels, 'vm_worst', os.path.join(
-        IMAGE_DIR, 'evaluation-family-worst-vm.png'),
+        IMAGE_DIR, prefix + '-worst-vm.png'),
         'largest fall of one VM vs none (%)',
         'Worst VM per cluster, %d generated clusters (SIMULATED)'
         % len(family))
 
 
 def family_only(args, size, jobs, family, timeouts, wall):
-    """``--family-only``: refresh the family section, keep the rest."""
+    """``--family-only``: refresh the family section, keep the rest.
+
+    Large clusters alone (``--family 0,0,N``) refresh their own section,
+    after the family's.
+    """
     if not family:
         print('Family of generated clusters: no cluster finished (%s); '
               'the page is left as it was.' % ', '.join(
                   timeouts.get('(unfinished)', ())))
         return
+    large = is_large_only(size)
     os.makedirs(IMAGE_DIR, exist_ok=True)
-    family_plots(family)
+    family_plots(family, 'evaluation-large' if large else 'evaluation-family')
     lead = family_section(family, size, args.family_seed,
                           family_mod.EPOCHS, jobs, wall,
                           family_mod.LARGE_SKIPPED if size[2] else {},
                           timeouts)
-    lead[2] += (' Run alone (`python -m bench.evaluation --family-only '
-                '--family %d,%d,%d`): the sections after this one come from '
-                'the last full run, whose command is above.' % size)
+    if not large:
+        lead[2] += (' Run alone (`python -m bench.evaluation --family-only '
+                    '--family %d,%d,%d`): the sections after this one come from '
+                    'the last full run, whose command is above.' % size)
     with open(args.output, encoding='utf-8') as fh:
         page = fh.read()
     with open(args.output, 'w', encoding='utf-8') as fh:
-        fh.write(splice(page, '\n'.join(lead)))
+        fh.write(splice(page, '\n'.join(lead),
+                        LARGE_HEADING if large else FAMILY_HEADING))
     print('Family of generated clusters (simulated): %d clusters in %.0f s, '
           'section of `%s` refreshed.' % (len(family), wall, os.path.relpath(
               args.output, os.path.join(DOC_DIR, os.pardir))))
 
 
-#: The family section's heading, and the heading it goes before.
-FAMILY_HEADING = '## Families of generated clusters (simulated)'
+#: The heading the family sections go before.
 NEXT_HEADING = '## What runs'
 
 
-def splice(page, section):
-    """``page`` with its family section replaced by ``section``.
+def section_of(page, heading):
+    """The section of ``page`` under ``heading`` (to the next), or None."""
+    lines = page.split('\n')
+    if heading not in lines:
+        return None
+    start = lines.index(heading)
+    end = next((k for k in range(start + 1, len(lines))
+                if lines[k].startswith('## ')), len(lines))
+    return '\n'.join(lines[start:end])
+
+
+def keep_large_section(path, doc):
+    """``doc`` with the large clusters' section of the page at ``path``.
+
+    A run without large clusters keeps the section an earlier
+    ``--family-only --family 0,0,N`` wrote.
+    """
+    try:
+        with open(path, encoding='utf-8') as fh:
+            old = section_of(fh.read(), LARGE_HEADING)
+    except FileNotFoundError:
+        return doc
+    return splice(doc, old, LARGE_HEADING) if old else doc
+
+
+def splice(page, section, heading=FAMILY_HEADING):
+    """``page`` with its section under ``heading`` replaced by ``section``.
 
     A page without one gets it before its first ``## What runs`` heading
     (the page's layout since the family leads it).
     """
     lines = page.split('\n')
-    if FAMILY_HEADING in lines:
-        start = lines.index(FAMILY_HEADING)
+    if heading in lines:
+        start = lines.index(heading)
         end = next((k for k in range(start + 1, len(lines))
                     if lines[k].startswith('## ')), len(lines))
     else:

@@ -1031,9 +1031,27 @@ def _spread_cell(values, fmt=pct):
     return ' / '.join(fmt(v) for v in values)
 
 
+#: Headings of the family section and of the large clusters' section.
+FAMILY_HEADING = '## Families of generated clusters (simulated)'
+LARGE_HEADING = '## Large generated clusters (simulated)'
+
+
+def is_large_only(size):
+    """Whether a ``(small, medium, large)`` run is of large clusters only.
+
+    Such a run gets its own section (:data:`LARGE_HEADING`): each of its
+    rows takes minutes a cluster, so it runs apart from the family.
+    """
+    return bool(size[2]) and not size[0] and not size[1]
+
+
 def family_section(family, size, seed, epochs, jobs, wall, skipped,
                    timeouts=None):
-    """The page's lead: the family table, win/tie/loss and the targets."""
+    """The page's lead: the family table, win/tie/loss and the targets.
+
+    A run of large clusters only (:func:`is_large_only`) gets the same
+    tables under :data:`LARGE_HEADING`, with its own plots.
+    """
     from bench.evaluation import family as family_mod
     from bench.evaluation import verdict
     if not family:
@@ -1049,7 +1067,9 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
     full = sum(spec.occupancy >= 1.0 for spec, _ in family.values())
     mixed = sum(len(spec.classes) > 1 for spec, _ in family.values())
     worst = sum(spec.placement == 'worst' for spec, _ in family.values())
-    d = ['## Families of generated clusters (simulated)', '',
+    large = is_large_only(size)
+    images = 'evaluation-large' if large else 'evaluation-family'
+    d = [LARGE_HEADING if large else FAMILY_HEADING, '',
          'The strategies were developed on the nine named scenarios below, '
          'all 4 hosts; this table is over clusters nobody tuned for, drawn '
          'by `contention-sim generate` (`contention.sim.generate`). **Family '
@@ -1064,7 +1084,10 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
              len(family), size[0], size[1], size[2], seed, hosts[0],
              hosts[-1], vms[0], vms[-1], full, mixed, worst, epochs, wall,
              jobs, 'python -m bench.evaluation --family %d,%d,%d'
-             % tuple(size)), '',
+             % tuple(size)) + (
+             ' These large clusters run apart from the family above, with '
+             '`--family-only --family 0,0,N`: each row takes minutes on '
+             'each of them.' if large else ''), '',
          'Per row, over the clusters: *gain* is the relative change of mean '
          'performance against `none` on the same cluster; *of best-known* '
          'is (perf - none) / (best-known - none), where best-known is the '
@@ -1121,20 +1144,22 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
             for label in labels:
                 late.setdefault(label, []).append(name)
         d += ['', 'Left out where a run passed %.0f CPU s on one cluster '
-              '(`bench.evaluation.family.ROW_CPU_S`; those clusters '
+              '(`bench.evaluation.family.%s`; those clusters '
               'count without the row): %s. CPU seconds depend on the '
               'machine: where the oracle is left out, the best-known '
               'reference is the best row that finished, so the shares of '
               'the best-known gain can move between machines with no '
               'change of any row\'s results.' % (
-                  family_mod.ROW_CPU_S, '; '.join(
+                  family_mod.LARGE_ROW_CPU_S if large
+                  else family_mod.ROW_CPU_S,
+                  'LARGE_ROW_CPU_S' if large else 'ROW_CPU_S', '; '.join(
                       '%s on %d (%s)' % (label, len(names),
                                          ', '.join(sorted(names)))
                       for label, names in sorted(late.items())))]
-    d += ['', '![Gain over none per row, over the family (simulated)]'
-          '(images/evaluation-family-gain.png)', '',
-          '![Worst VM per row, over the family (simulated)]'
-          '(images/evaluation-family-worst-vm.png)', '',
+    d += ['', '![Gain over none per row, over these clusters (simulated)]'
+          '(images/%s-gain.png)' % images, '',
+          '![Worst VM per row, over these clusters (simulated)]'
+          '(images/%s-worst-vm.png)' % images, '',
           '**Win / tie / loss** of each of our rows against each peer, '
           'clusters where its mean performance is above / within / below '
           'the peer\'s by %g:' % verdict.TIE, '',

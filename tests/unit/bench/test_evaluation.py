@@ -2,6 +2,7 @@
 
 import types
 
+import fixtures
 import testtools
 
 from bench.evaluation import family
@@ -426,3 +427,34 @@ class TestSplice(testtools.TestCase):
         twice = command.splice(once, command.FAMILY_HEADING + '\n\nnew')
         self.assertNotIn('old', twice)
         self.assertEqual(once.replace('old', 'new'), twice)
+
+    def test_large_clusters_have_their_own_section_that_a_run_keeps(self):
+        from bench.evaluation import command
+        page = ('# T\n\n' + command.FAMILY_HEADING + '\n\nfamily\n\n'
+                '## What runs on it\n\nbody\n')
+        large = command.LARGE_HEADING + '\n\nthree large\n'
+        with_large = command.splice(page, large, command.LARGE_HEADING)
+        self.assertEqual(
+            '# T\n\n' + command.FAMILY_HEADING + '\n\nfamily\n\n' + large
+            + '\n## What runs on it\n\nbody\n', with_large)
+        # A full run without large clusters writes a page without the
+        # section; the one on disk is carried over.
+        path = self.useFixture(fixtures.TempDir()).join('evaluation.md')
+        with open(path, 'w', encoding='utf-8') as fh:
+            fh.write(with_large)
+        fresh = page.replace('family\n', 'family rerun\n')
+        kept = command.keep_large_section(path, fresh)
+        self.assertIn('three large', kept)
+        self.assertIn('family rerun', kept)
+        self.assertEqual(fresh, command.keep_large_section(
+            path + '.missing', fresh))
+
+    def test_only_a_run_of_large_clusters_alone_is_large_only(self):
+        from bench.evaluation import report
+        self.assertTrue(report.is_large_only((0, 0, 3)))
+        self.assertFalse(report.is_large_only((100, 6, 3)))
+        self.assertFalse(report.is_large_only((100, 6, 0)))
+        self.assertEqual(family.ROW_CPU_S,
+                         family.row_cpu_s(family.LARGE_HOSTS))
+        self.assertEqual(family.LARGE_ROW_CPU_S,
+                         family.row_cpu_s(family.LARGE_HOSTS + 1))
