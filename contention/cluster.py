@@ -61,6 +61,12 @@ class InstanceView:
     memory_node: Optional[int] = None
     #: Fraction of its memory on nodes its vCPUs do not run on.
     remote_memory_ratio: Optional[float] = None
+    #: Whether it is a latency service, as its flavor's
+    #: ``contention:profile`` declares (``latency=1``; a profile without it
+    #: declares a throughput code). None when undeclared: the harm check
+    #: then guesses from its CPU use (:func:`contention.swap.measure.
+    #: serving`).
+    latency: Optional[bool] = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -69,6 +69,9 @@ class InstanceInventory:
     has_numa_topology: bool = False
     dedicated: bool = False
     priority: int = 0
+    #: A latency service or not, as its flavor declares; None undeclared
+    #: (:attr:`contention.cluster.InstanceView.latency`).
+    latency: Optional[bool] = None
     #: None when it may move; else why not ("locked: ...").
     unmovable: Optional[str] = None
 
@@ -352,7 +355,7 @@ def view_from_reports(reports, inventory, now, freshness):
                 cpu_policy=('dedicated' if inst.dedicated else
                             record.cpu_policy if record is not None
                             else 'shared'),
-                priority=inst.priority, skip=skip))
+                priority=inst.priority, latency=inst.latency, skip=skip))
         for uuid, (record, socket, node) in read.records.items():
             if uuid in seen:
                 continue

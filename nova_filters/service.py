@@ -32,7 +32,7 @@ from nova_filters import landing
 LOG = logging.getLogger(__name__)
 
 HINT = 'contention_profile'
-PROFILE_SPEC = 'contention:profile'
+PROFILE_SPEC = features.PROFILE_SPEC
 SENSITIVE_SPEC = 'contention:sensitive'
 
 

@@ -14,9 +14,13 @@ destination; a locked, not ACTIVE or excluded instance is in the view
 (its load and size still count) but not movable.
 """
 
+from oslo_log import log as logging
 from oslo_versionedobjects import base as ovo_base
 
+from contention.perfmodel import features
 from contention import reportview
+
+LOG = logging.getLogger(__name__)
 
 #: Categories (first word) of the skip reasons this module gives.
 HOST_REASONS = ('disabled', 'down')
@@ -88,14 +92,35 @@ def _instance(inst, host):
     elif state != 'active':
         skip = 'not_active: the instance is %s' % state
     extra_specs = field('flavor_extra_specs', {}) or {}
+    uuid = field('uuid', None)
     return reportview.InstanceInventory(
-        uuid=field('uuid', None), host=host, vcpus=int(field('vcpus', 0)),
+        uuid=uuid, host=host, vcpus=int(field('vcpus', 0)),
         memory_mib=int(field('memory', 0)),
         disk_gb=float(field('disk', 0)),
         has_numa_topology='hw:numa_nodes' in extra_specs,
         dedicated=extra_specs.get('hw:cpu_policy') == 'dedicated',
         priority=_priority(field('metadata', {})),
+        latency=declared_latency(
+            uuid, extra_specs.get(features.PROFILE_SPEC)),
         unmovable=skip)
+
+
+def declared_latency(uuid, spec):
+    """Whether a flavor's ``contention:profile`` declares a latency service.
+
+    True for ``latency=1``, False for a profile without it (a throughput
+    code), None without the spec, or where it cannot be read: then the
+    harm check guesses from the instance's CPU use, as without it, and
+    the warning names the instance and what is wrong.
+    """
+    if spec is None:
+        return None
+    try:
+        return features.parse_profile(spec).latency
+    except ValueError as exc:
+        LOG.warning('instance %s: flavor extra spec %s ignored: %s', uuid,
+                    features.PROFILE_SPEC, exc)
+        return None
 
 
 def inventory(model):

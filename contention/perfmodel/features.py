@@ -118,6 +118,11 @@ NEUTRAL_CPU_UTIL = 1.0
 #: bands), used when nothing better is known about a new instance.
 NEUTRAL_PROFILE = InstanceProfile(mpki=5.0, mf=0.4, ipc=1.0)
 
+#: The flavor extra spec that describes a flavor's workload
+#: (:func:`parse_profile`): the weigher reads it for an arrival, the
+#: strategies for whether an instance is a latency service.
+PROFILE_SPEC = 'contention:profile'
+
 _PROFILE_KEYS = {'mpki': float, 'mf': float, 'ipc': float}
 _OPTIONAL_KEYS = ('cpu_util', 'latency', 'mf_small_llc')
 _TRUE = ('1', 'true', 'yes')

@@ -146,7 +146,7 @@ def judged(model, rows, limits):
     return np.asarray(model.predict(X))[:, 0], [None] * len(X)
 
 
-def class_profiles(instances, key, latency_images=()):
+def class_profiles(instances, key):
     """{class key: InstanceProfile} from the instances' measured counters.
 
     A class's profile is the mean of its instances' MPKI, Memory Factor,
@@ -154,8 +154,8 @@ def class_profiles(instances, key, latency_images=()):
     profile holds, measured in the mixes the images run in); a class none
     of whose instances has all three counters is left out, so mixes
     holding it are not valued. Counters cannot tell a latency service:
-    images in ``latency_images`` are, as a flavor's
-    ``contention:profile`` declares it.
+    a class is one when its instances' flavor declares it
+    (:attr:`contention.cluster.InstanceView.latency`).
     """
     sums = {}
     for inst in instances:
@@ -176,5 +176,5 @@ def class_profiles(instances, key, latency_images=()):
             vcpus=int(inst.vcpus), memory_mib=int(inst.memory_mib),
             source='measured',
             cpu_util=min(1.0, util / n_util) if n_util else None,
-            latency=inst.image_id in latency_images)
+            latency=bool(inst.latency))
     return profiles

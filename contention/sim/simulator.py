@@ -428,7 +428,8 @@ class Simulator(object):
             skip_reason=None if inst.movable else 'not movable (scenario)',
             last_moved_at=inst.last_moved_at, cpu_quota=inst.quota,
             memory_node=self.state.memory_node_of(inst),
-            remote_memory_ratio=metrics.remote_memory_ratio)
+            remote_memory_ratio=metrics.remote_memory_ratio,
+            latency=inst.profile.metric == 'latency')
 
     # -- arrivals -----------------------------------------------------------
 

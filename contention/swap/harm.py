@@ -729,7 +729,9 @@ def _co_load_harm(state, inst, before, params, loads, gain=0.0):
                         params.max_latency_harm, state.typical_load,
                         state.thresholds, gain=gain):
         return None
-    if measure.serving(before):
+    if before.latency:
+        what = 'serves requests (a latency service, as its flavor declares)'
+    elif measure.serving(before):
         what = ('serves requests (CPU use %.2f of its vCPUs)'
                 % before.cpu_util)
     else:

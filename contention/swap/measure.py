@@ -174,16 +174,20 @@ SERVING_UTIL = 0.97
 
 
 def serving(inst):
-    """Whether ``inst`` looks like a service answering requests.
+    """Whether ``inst`` is, or looks like, a service answering requests.
 
-    It uses less than :data:`SERVING_UTIL` of the CPU its vCPUs (and its
-    quota) allow, so its work arrives rather than waits: its response
-    time grows as 1 / (1 - utilisation) with any slowdown (Merlin section
-    3.1 reads the same ratio as CPU sensitivity), so a few per cent more
-    memory stall cost it many per cent of latency. A batch code on a
-    crowded socket looks the same and is protected too: the cautious
-    error.
+    What its flavor declares (:attr:`contention.cluster.InstanceView.
+    latency`) decides. Undeclared, it looks like one when it uses less
+    than :data:`SERVING_UTIL` of the CPU its vCPUs (and its quota) allow,
+    so its work arrives rather than waits: its response time grows as
+    1 / (1 - utilisation) with any slowdown (Merlin section 3.1 reads the
+    same ratio as CPU sensitivity), so a few per cent more memory stall
+    cost it many per cent of latency. A batch code on a crowded socket or
+    between phases looks the same and is protected too: the cautious
+    error, which a declaration removes.
     """
+    if inst.latency is not None:
+        return inst.latency
     if inst.cpu_util is None:
         return False
     quota = inst.cpu_quota if inst.cpu_quota else 1.0

@@ -124,10 +124,10 @@ class SwapParameters:
              'fraction.' % measure.REMOTE_PENALTY)
     max_latency_harm: float = _field(
         0.02, minimum=0, maximum=1,
-        help='max_vm_harm for latency services (a flavor\'s '
-             'contention:profile, or without a model an instance using '
-             'under %g of its CPU), whose response time suffers first.'
-             % measure.SERVING_UTIL)
+        help='max_vm_harm for latency services (those whose flavor\'s '
+             'contention:profile says latency=1; where the flavor declares '
+             'nothing, an instance using under %g of its CPU), whose '
+             'response time suffers first.' % measure.SERVING_UTIL)
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '

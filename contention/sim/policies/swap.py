@@ -20,7 +20,7 @@ trains one, with ``copies_samples`` landings of each beside copies of one
 workload). Each class of instances is described to the model by the mean
 of its instances' counters in the view
 (:func:`contention.perfmodel.mixes.class_profiles`); latency services are
-those the scenario's profiles declare, as a flavor's
+those the simulator's view declares (its profiles' metric), as a flavor's
 ``contention:profile`` would.
 """
 
@@ -54,7 +54,6 @@ class _SwapPolicy(policy.Policy):
         self.mix_model = mix_model or None
         self.copies_samples = int(copies_samples)
         self._model = None
-        self._latency = frozenset()
         self.notes = []
         self.move_log = swap.InMemoryMoveLog()
         self._classes = {}
@@ -82,9 +81,6 @@ class _SwapPolicy(policy.Policy):
         bundle, report = training.train_from_sim(
             scen, cross_validate=False, copies_samples=self.copies_samples)
         self._model = bundle.interference
-        self._latency = frozenset(
-            name for name, p in report['workloads'].items()
-            if p.get('latency'))
         self.notes.append(
             '%s: model check trained from scenario %s (%d samples, %d of '
             'them beside copies; simulated)'
@@ -95,7 +91,7 @@ class _SwapPolicy(policy.Policy):
         if self._model is None:
             return None
         return mixes.MixValues(self._model, mixes.class_profiles(
-            view.instances, swap.mix_class, self._latency))
+            view.instances, swap.mix_class))
 
     def rebalance(self, view, rng):
         self._classes = {i.uuid: i.merlin_class for i in view.instances

@@ -64,6 +64,17 @@ class TestViewFromReports(testtools.TestCase):
         self.assertRaises(reportview.TelemetryMissing,
                           reportview.check_telemetry, built, 0.1)
 
+    def test_the_flavor_s_latency_declaration_reaches_the_view(self):
+        rep = f.host_report('h', NOW - 5, [f.record('h-vm', 1 * M)])
+        inv = _inventory('h')
+        declared = dataclasses.replace(inv, instances=tuple(
+            dataclasses.replace(i, latency=True) for i in inv.instances))
+        for inventory, latency in ((inv, None), (declared, True)):
+            built = reportview.view_from_reports({'h': rep}, inventory,
+                                                 NOW, 120)
+            self.assertIs(latency, built.view.instance(
+                f.uid('h-vm')).latency)
+
     def test_dominant_node_votes_by_vcpus_then_memory(self):
         rec = f.record('x', 1 * M, socket=1)
         topology = f.host_report('h', NOW, [rec]).topology

@@ -1,5 +1,6 @@
 """Reading Watcher's model elements into the core's inventory."""
 
+import fixtures
 import testtools
 
 from watcher.decision_engine.model import element
@@ -57,3 +58,21 @@ class TestFields(testtools.TestCase):
         self.assertEqual('not_active: the instance is paused', row.unmovable)
         self.assertEqual((2, 512, 1.0), (row.vcpus, row.memory_mib,
                                          row.disk_gb))
+
+    def test_a_flavor_declares_a_latency_service_or_not(self):
+        def row(specs):
+            return view._instance(element.Instance(
+                uuid='u', state='active', vcpus=2, memory=512, disk=1,
+                flavor_extra_specs=specs), 'h')
+        self.assertTrue(row({'contention:profile':
+                             'mpki=2,mf=0.5,ipc=1,latency=1'}).latency)
+        self.assertFalse(row({'contention:profile':
+                              'mpki=20,mf=0.9,ipc=0.5'}).latency)
+        self.assertIsNone(row({'hw:numa_nodes': '1'}).latency)
+        # Unreadable: undeclared, and the warning says which and why.
+        logger = self.useFixture(fixtures.FakeLogger())
+        self.assertIsNone(row({'contention:profile':
+                               'mpki=2,latency=maybe'}).latency)
+        self.assertIn('instance u: flavor extra spec contention:profile '
+                      'ignored', logger.output)
+        self.assertIn("latency='maybe'", logger.output)

@@ -227,18 +227,22 @@ class TestClassProfiles(testtools.TestCase):
                                            profiles['c'].ipc))
         self.assertEqual({}, mixes.class_profiles([], _image))
 
-    def test_latency_images_and_capped_values(self):
+    def test_declared_latency_services_and_capped_values(self):
         instances = [
             v.vm('s0', 'h', 1, image_id='svc', mpki=2.0, mf=1.4, ipc=1.0,
-                 cpu_util=1.3),
+                 cpu_util=1.3, latency=True),
             v.vm('s1', 'h', 1, image_id='svc', mpki=2.0, mf=1.0, ipc=1.0,
-                 cpu_util=1.1),
-            v.vm('b0', 'h', 1, image_id='batch', mpki=2.0, mf=0.2, ipc=1.0),
+                 cpu_util=1.1, latency=True),
+            v.vm('b0', 'h', 1, image_id='batch', mpki=2.0, mf=0.2, ipc=1.0,
+                 latency=False),
+            # Undeclared: the model is told a throughput code.
+            v.vm('u0', 'h', 1, image_id='quiet', mpki=2.0, mf=0.2, ipc=1.0,
+                 cpu_util=0.3),
         ]
-        profiles = mixes.class_profiles(instances, _image,
-                                        latency_images=('svc', 'other'))
+        profiles = mixes.class_profiles(instances, _image)
         self.assertTrue(profiles['svc'].latency)
         self.assertFalse(profiles['batch'].latency)
+        self.assertFalse(profiles['quiet'].latency)
         # A Memory Factor or utilisation measured above 1 is capped: the
         # profile would be refused otherwise.
         self.assertEqual(1.0, profiles['svc'].mf)

@@ -40,9 +40,9 @@ class CrowdModel(object):
         return (1.0 / (1.0 + 0.01 * np.nansum(rows, axis=1)))[:, None]
 
 
-def mix_values_for(view, latency_images=()):
+def mix_values_for(view):
     return mixes.MixValues(CrowdModel(), mixes.class_profiles(
-        view.instances, measure.mix_class, latency_images))
+        view.instances, measure.mix_class))
 
 
 def over(state, host_name):
@@ -338,6 +338,32 @@ class TestServing(testtools.TestCase):
         self.assertFalse(measure.serving(capped))
         self.assertTrue(measure.serving(self._view(0.4).instance('s')))
         self.assertFalse(measure.serving(self._view(None).instance('s')))
+
+    def test_a_declaration_overrides_the_guess(self):
+        # Declared by its flavor, a busy service is still one, and a
+        # batch code between phases is not.
+        busy = dataclasses.replace(self._view(1.0).instance('s'),
+                                   latency=True)
+        idle = dataclasses.replace(self._view(0.4).instance('s'),
+                                   latency=False)
+        self.assertTrue(measure.serving(busy))
+        self.assertFalse(measure.serving(idle))
+        view = self._view(0.4)
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, latency=False) if i.uuid == 's' else i
+            for i in view.instances))
+        plan = cluster.Plan(actions=(cluster.Migrate('h', 'b', 'a', 0),))
+        out = harm.check(view, plan, PARAMS)
+        self.assertIn('s has sensitivity 0.15', out.skipped[0].reason)
+        # A declared service is protected even while busy.
+        view = self._view(1.0)
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, latency=True) if i.uuid == 's' else i
+            for i in view.instances))
+        out = harm.check(view, plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('s serves requests (a latency service, as its flavor '
+                      'declares)', out.skipped[0].reason)
 
     def _remote_service(self, neighbour_misses):
         # 'r' serves requests on socket 1 with its memory on socket 0,
@@ -788,14 +814,20 @@ class TestEveryPlan(testtools.TestCase):
 
     @hypothesis.settings(max_examples=60, deadline=None)
     @hypothesis.given(full_views(), st.sampled_from(sorted(swap.ALGORITHMS)),
-                      st.booleans(), st.booleans())
+                      st.booleans(), st.booleans(), st.booleans())
     def test_feasible_bounded_no_move_back(self, drawn, algorithm,
-                                           with_model, short_cooldown):
+                                           with_model, short_cooldown,
+                                           declared):
         view, log = drawn
+        if declared:
+            # Flavors declare one class a latency service and the others
+            # throughput codes, whatever their CPU use says.
+            view = dataclasses.replace(view, instances=tuple(
+                dataclasses.replace(i, latency=i.image_id == 'i0')
+                for i in view.instances))
         params = swap.SwapParameters(
             threshold=1 * M, min_predicted_gain=0.0,
             migration_cost_per_gib=0.0,
             cooldown_s=600.0 if short_cooldown else 3600.0)
-        mix_values = (mix_values_for(view, latency_images=('i0',))
-                      if with_model else None)
+        mix_values = mix_values_for(view) if with_model else None
         self._check(view, log, algorithm, mix_values, params)
