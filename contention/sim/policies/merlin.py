@@ -51,7 +51,11 @@ def _most_free(free, exclude, need):
 
 
 class _MerlinBaseline(policy.Policy):
-    """What the Merlin policies share: the triggers, and their memory."""
+    """What the Merlin policies share: the triggers.
+
+    A need for cache is read against the last audit's classes, which
+    ``_needs`` keeps (:class:`common.CacheNeeds`).
+    """
 
     move_memory = False
 
@@ -224,7 +228,7 @@ class MerlinPolicy(_MerlinBaseline):
        for cache): capped by a quarter (floor 0.25) when it does not use
        over 0.8 of its allocation, and otherwise, "accounting for its CPU
        sensitivity" (section 5.2.2), given step 3's next option without
-       a cap. Each is watched at the next epoch.
+       a cap. Raises and caps are watched at the next epoch.
     3. **Next option for S** (Figure 4): (a) a remote CPU for the most
        MC/IC-insensitive instance of S, its vCPUs moved without memory
        when it is MC/IC-insensitive (section 3.2, :func:`contention.quota.
