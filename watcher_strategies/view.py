@@ -81,7 +81,7 @@ def _host(node):
         unusable=reason)
 
 
-def _instance(inst, host):
+def _instance(inst, host, declared=None):
     field = _fields(inst)
     skip = None
     state = field('state', 'active')
@@ -101,36 +101,43 @@ def _instance(inst, host):
         dedicated=extra_specs.get('hw:cpu_policy') == 'dedicated',
         priority=_priority(field('metadata', {})),
         latency=declared_latency(
-            uuid, extra_specs.get(features.PROFILE_SPEC)),
+            uuid, extra_specs.get(features.PROFILE_SPEC),
+            {} if declared is None else declared),
         unmovable=skip)
 
 
-def declared_latency(uuid, spec):
+def declared_latency(uuid, spec, declared):
     """Whether a flavor's ``contention:profile`` declares a latency service.
 
     True for ``latency=1``, False for a profile without it (a throughput
     code), None without the spec, or where it cannot be read: then the
     harm check guesses from the instance's CPU use, as without it, and
-    the warning names the instance and what is wrong.
+    one warning per spec and inventory names the first instance and what
+    is wrong. ``declared`` ({spec: answer}) holds what one inventory
+    already read: instances share a few flavors.
     """
     if spec is None:
         return None
-    try:
-        return features.parse_profile(spec).latency
-    except ValueError as exc:
-        LOG.warning('instance %s: flavor extra spec %s ignored: %s', uuid,
-                    features.PROFILE_SPEC, exc)
-        return None
+    if spec not in declared:
+        try:
+            declared[spec] = features.parse_profile(spec).latency
+        except ValueError as exc:
+            LOG.warning('instance %s (and any other of its flavor): flavor '
+                        'extra spec %s ignored: %s', uuid,
+                        features.PROFILE_SPEC, exc)
+            declared[spec] = None
+    return declared[spec]
 
 
 def inventory(model):
     """The :class:`contention.reportview.Inventory` of a compute model."""
     hosts = []
     instances = []
+    declared = {}
     for node in model.get_all_compute_nodes().values():
         hosts.append(_host(node))
         for inst in model.get_node_instances(node):
-            instances.append(_instance(inst, node.hostname))
+            instances.append(_instance(inst, node.hostname, declared))
     return reportview.Inventory(tuple(hosts), tuple(instances))
 
 

@@ -73,6 +73,15 @@ class TestFields(testtools.TestCase):
         logger = self.useFixture(fixtures.FakeLogger())
         self.assertIsNone(row({'contention:profile':
                                'mpki=2,latency=maybe'}).latency)
-        self.assertIn('instance u: flavor extra spec contention:profile '
-                      'ignored', logger.output)
+        self.assertIn('instance u (and any other of its flavor): flavor '
+                      'extra spec contention:profile ignored', logger.output)
         self.assertIn("latency='maybe'", logger.output)
+        # Read once per inventory: a second instance of the flavor adds no
+        # warning.
+        declared = {}
+        bad = 'mpki=2,latency=maybe'
+        view.declared_latency('a', bad, declared)
+        view.declared_latency('b', bad, declared)
+        self.assertEqual(1, logger.output.count('instance a '))
+        self.assertNotIn('instance b ', logger.output)
+        self.assertEqual({bad: None}, declared)
