@@ -100,7 +100,8 @@ def main(argv=None):
     plot_over_worst(results, overcommit, os.path.join(
         IMAGE_DIR, 'evaluation-over-worst.png'))
     plot_sweep(sweep, os.path.join(IMAGE_DIR, 'evaluation-scale.png'))
-    family_plots(family)
+    if family:
+        family_plots(family)
     checks = check_targets(results)
     elapsed = time.monotonic() - started
     command = 'python -m bench.evaluation%s --family %d,%d,%d' % (
@@ -111,8 +112,9 @@ def main(argv=None):
                           timeouts)
     doc = document(results, arrivals, weigher_why, sweep, checks, command,
                    elapsed, args.quick, overcommit, prices, family=lead)
-    if not size[2]:
-        doc = keep_large_section(args.output, doc)
+    doc = keep_sections(args.output, doc, (
+        () if any(size) else (FAMILY_HEADING,))
+        + (() if size[2] else (LARGE_HEADING,)))
     with open(args.output, 'w', encoding='utf-8') as fh:
         fh.write(doc)
     print(summary(results, checks, sweep, elapsed, args.output))
@@ -178,18 +180,24 @@ def section_of(page, heading):
     return '\n'.join(lines[start:end])
 
 
-def keep_large_section(path, doc):
-    """``doc`` with the large clusters' section of the page at ``path``.
+def keep_sections(path, doc, headings):
+    """``doc`` with the sections under ``headings`` of the page at ``path``.
 
     A run without large clusters keeps the section an earlier
-    ``--family-only --family 0,0,N`` wrote.
+    ``--family-only --family 0,0,N`` wrote, and a run without a family
+    (``--family 0,0,0``, the named scenarios only) keeps the family's:
+    each section names the command that made it.
     """
     try:
         with open(path, encoding='utf-8') as fh:
-            old = section_of(fh.read(), LARGE_HEADING)
+            page = fh.read()
     except FileNotFoundError:
         return doc
-    return splice(doc, old, LARGE_HEADING) if old else doc
+    for heading in headings:
+        old = section_of(page, heading)
+        if old:
+            doc = splice(doc, old, heading)
+    return doc
 
 
 def splice(page, section, heading=FAMILY_HEADING):

@@ -982,10 +982,7 @@ def analysis(results, checks, overcommit, arrivals, prices):
                   '%s: %s %.3f vs %s %.3f%s' % (
                       k, checks[k]['mine'], checks[k]['perf'],
                       checks[k]['best_peer'], checks[k]['peer_perf'],
-                      ', a peer that raises CPU quotas, as ours do when '
-                      'the socket has a free core and no MC/IC-sensitive '
-                      'co-runner' if checks[k]['best_peer'] in (
-                          'merlin local', 'merlin low_cost') else '')
+                      peer_actions(results[k][1][checks[k]['best_peer']][0]))
                   for k in not_perf) if not_perf else '',
               name_list(mig_met, 'none'), name_list(mig_not, 'none'),
               sum(results[k][1][c['mine']][0].migrations
@@ -1043,6 +1040,23 @@ def is_large_only(size):
     rows takes minutes a cluster, so it runs apart from the family.
     """
     return bool(size[2]) and not size[0] and not size[1]
+
+
+def peer_actions(result):
+    """``", which ..."``: what a peer that beat ours did, from its run."""
+    acts = [(result.quota_changes, 'CPU quota change'),
+            (int(result.vcpu_moves), 'vCPU move'),
+            (result.memory_moves, 'memory move'),
+            (result.migrations, 'live migration')]
+    done = ['%d %s%s' % (n, what, 's' if n != 1 else '')
+            for n, what in acts if n]
+    if not done:
+        return ''
+    text = ', which made %s' % ', '.join(done)
+    if not any(n for n, _ in acts[1:]):
+        text += (' (ours raise a quota when the socket has a free core and '
+                 'no MC/IC-sensitive co-runner)')
+    return text
 
 
 def family_section(family, size, seed, epochs, jobs, wall, skipped,

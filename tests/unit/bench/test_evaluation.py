@@ -443,11 +443,34 @@ class TestSplice(testtools.TestCase):
         with open(path, 'w', encoding='utf-8') as fh:
             fh.write(with_large)
         fresh = page.replace('family\n', 'family rerun\n')
-        kept = command.keep_large_section(path, fresh)
+        kept = command.keep_sections(path, fresh, (command.LARGE_HEADING,))
         self.assertIn('three large', kept)
         self.assertIn('family rerun', kept)
-        self.assertEqual(fresh, command.keep_large_section(
-            path + '.missing', fresh))
+        self.assertEqual(fresh, command.keep_sections(
+            path + '.missing', fresh, (command.LARGE_HEADING,)))
+        # A run of the named scenarios alone keeps both family sections.
+        bare = '# T\n\n## What runs on it\n\nnew body\n'
+        both = command.keep_sections(path, bare, (command.FAMILY_HEADING,
+                                                  command.LARGE_HEADING))
+        self.assertEqual(
+            '# T\n\n' + command.FAMILY_HEADING + '\n\nfamily\n\n' + large
+            + '\n## What runs on it\n\nnew body\n', both)
+
+    def test_what_a_peer_that_beat_ours_did(self):
+        from bench.evaluation import report
+        run = types.SimpleNamespace(quota_changes=8, vcpu_moves=0.0,
+                                    memory_moves=0, migrations=0)
+        self.assertEqual(
+            ', which made 8 CPU quota changes (ours raise a quota when the '
+            'socket has a free core and no MC/IC-sensitive co-runner)',
+            report.peer_actions(run))
+        run = types.SimpleNamespace(quota_changes=0, vcpu_moves=70.0,
+                                    memory_moves=35, migrations=1)
+        self.assertEqual(', which made 70 vCPU moves, 35 memory moves, 1 '
+                         'live migration', report.peer_actions(run))
+        run = types.SimpleNamespace(quota_changes=0, vcpu_moves=0.0,
+                                    memory_moves=0, migrations=0)
+        self.assertEqual('', report.peer_actions(run))
 
     def test_only_a_run_of_large_clusters_alone_is_large_only(self):
         from bench.evaluation import report
