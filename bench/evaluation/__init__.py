@@ -8,6 +8,7 @@ its plots in ``doc/images/``; what it prints is the short section
     python -m bench.evaluation                    # the default family too
     python -m bench.evaluation --quick            # sweep up to 1,000 hosts
     python -m bench.evaluation --family 20,4,0    # a smaller family
+    python -m bench.evaluation --holdout-seeds ''  # no held-out seeds
 
 The package is laid out by job:
 
@@ -15,8 +16,8 @@ The package is laid out by job:
   shipped scenarios, the what-ifs);
 * :mod:`~bench.evaluation.run`: running it (policies through
   ``contention.sim.run``, the decision-time sweep);
-* :mod:`~bench.evaluation.family`: the family of generated clusters, run in
-  parallel processes;
+* :mod:`~bench.evaluation.family`: the family of generated clusters, and
+  our rows on held-out family seeds, run in parallel processes;
 * :mod:`~bench.evaluation.verdict`: pure functions over results (shares of
   the oracle's gain, the targets, the family's distributions);
 * :mod:`~bench.evaluation.plots`, :mod:`~bench.evaluation.text` (cell

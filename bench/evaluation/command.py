@@ -26,6 +26,8 @@ from bench.evaluation.plots import plot_sweep
 from bench.evaluation.report import document
 from bench.evaluation.report import FAMILY_HEADING
 from bench.evaluation.report import family_section
+from bench.evaluation.report import HOLDOUT_HEADING
+from bench.evaluation.report import holdout_section
 from bench.evaluation.report import is_large_only
 from bench.evaluation.report import LARGE_HEADING
 from bench.evaluation.run import evaluate_scenario
@@ -58,6 +60,12 @@ def main(argv=None):
     parser.add_argument('--budget-s', type=float, default=None,
                         help='stop the family after this many seconds and '
                              'report the clusters finished by then')
+    parser.add_argument('--holdout-seeds',
+                        default=','.join(str(k) for k in
+                                         family_mod.HOLDOUT_SEEDS),
+                        help='family seeds our rows also run on, with the '
+                             'family\'s small and medium counts (default '
+                             '%(default)s; empty skips them)')
     parser.add_argument('--family-only', action='store_true',
                         help='run only the family and replace its section '
                              'of the existing page, keeping the rest')
@@ -70,8 +78,12 @@ def main(argv=None):
         size, args.family_seed, jobs, progress=log,
         budget_s=args.budget_s) if any(size) else (
         {}, {}, 0)
+    holdout = (family_mod.run_holdout(seeds_of(args.holdout_seeds),
+                                      size[:2], jobs, progress=log)
+               if any(size[:2]) else {})
     if args.family_only:
-        return family_only(args, size, jobs, family, timeouts, family_wall)
+        return family_only(args, size, jobs, family, timeouts, family_wall,
+                           holdout)
     names = (args.scenarios.split(',') if args.scenarios
              else list(sim.scenarios()))
     results = {}
@@ -110,11 +122,13 @@ def main(argv=None):
                           family_mod.EPOCHS, jobs, family_wall,
                           family_mod.LARGE_SKIPPED if size[2] else {},
                           timeouts)
+    lead += holdout_section(holdout, size, jobs, family, args.family_seed)
     doc = document(results, arrivals, weigher_why, sweep, checks, command,
                    elapsed, args.quick, overcommit, prices, family=lead)
     doc = keep_sections(args.output, doc, (
         () if any(size) else (FAMILY_HEADING,))
-        + (() if size[2] else (LARGE_HEADING,)))
+        + (() if size[2] else (LARGE_HEADING,))
+        + (() if holdout else (HOLDOUT_HEADING,)))
     with open(args.output, 'w', encoding='utf-8') as fh:
         fh.write(doc)
     print(summary(results, checks, sweep, elapsed, args.output))
@@ -133,11 +147,12 @@ def family_plots(family, prefix='evaluation-family'):
         % len(family))
 
 
-def family_only(args, size, jobs, family, timeouts, wall):
+def family_only(args, size, jobs, family, timeouts, wall, holdout=None):
     """``--family-only``: refresh the family section, keep the rest.
 
     Large clusters alone (``--family 0,0,N``) refresh their own section,
-    after the family's.
+    after the family's; ``holdout`` (:func:`family_mod.run_holdout`)
+    refreshes the held-out seeds' section.
     """
     if not family:
         print('Family of generated clusters: no cluster finished (%s); '
@@ -157,9 +172,14 @@ def family_only(args, size, jobs, family, timeouts, wall):
                     'the last full run, whose command is above.' % size)
     with open(args.output, encoding='utf-8') as fh:
         page = fh.read()
+    page = splice(page, '\n'.join(lead),
+                  LARGE_HEADING if large else FAMILY_HEADING)
+    held = holdout_section(holdout or {}, size, jobs, family,
+                           args.family_seed)
+    if held:
+        page = splice(page, '\n'.join(held), HOLDOUT_HEADING)
     with open(args.output, 'w', encoding='utf-8') as fh:
-        fh.write(splice(page, '\n'.join(lead),
-                        LARGE_HEADING if large else FAMILY_HEADING))
+        fh.write(page)
     print('Family of generated clusters (simulated): %d clusters in %.0f s, '
           'section of `%s` refreshed.' % (len(family), wall, os.path.relpath(
               args.output, os.path.join(DOC_DIR, os.pardir))))
@@ -216,6 +236,15 @@ def splice(page, section, heading=FAMILY_HEADING):
                             if line.startswith(NEXT_HEADING)), len(lines))
     new = section.rstrip('\n').split('\n') + ['']
     return '\n'.join(lines[:start] + new + lines[end:])
+
+
+def seeds_of(text):
+    """The seeds of ``--holdout-seeds`` (comma-separated; empty: none)."""
+    try:
+        return tuple(int(x) for x in text.split(',') if x.strip())
+    except ValueError:
+        raise SystemExit('--holdout-seeds %r: expected comma-separated '
+                         'integers, e.g. 61,67,71' % text)
 
 
 def family_size(text):

@@ -1028,9 +1028,11 @@ def _spread_cell(values, fmt=pct):
     return ' / '.join(fmt(v) for v in values)
 
 
-#: Headings of the family section and of the large clusters' section.
+#: Headings of the family section, of the large clusters' section and
+#: of the held-out seeds' section.
 FAMILY_HEADING = '## Families of generated clusters (simulated)'
 LARGE_HEADING = '## Large generated clusters (simulated)'
+HOLDOUT_HEADING = '## Held-out family seeds (simulated)'
 
 
 def is_large_only(size):
@@ -1222,3 +1224,70 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
                 pct(f['gain']), pct(f['vm_worst']))
             for n, f in verdict.worst_clusters(family, label))))
     return d + ['']
+
+
+def holdout_section(runs, size, jobs, family=None, seed=None):
+    """Our rows on family seeds nobody developed on (issue 19 item 3).
+
+    ``runs`` is :func:`bench.evaluation.family.run_holdout`'s; ``family``
+    and ``seed``, the main family's run and seed, give the comparison
+    line. Each of our rows per seed and over every held-out cluster.
+    """
+    from bench.evaluation import family as family_mod
+    from bench.evaluation import verdict
+    runs = {k: v for k, v in runs.items() if v[0]}
+    if not runs:
+        return []
+    ours = [e.label for e in family_mod.HOLDOUT_ENTRIES if e.group == 'ours']
+    pooled = {'%d/%s' % (k, name): value for k, (fam, _, _) in runs.items()
+              for name, value in fam.items()}
+    wall = sum(w for _, _, w in runs.values())
+    seeds = ', '.join(str(k) for k in runs)
+    d = [HOLDOUT_HEADING, '',
+         'The harm rules of our strategies were debugged on clusters of the '
+         'family above (and of other seeds `doc/watcher.md` names), so its '
+         'figures may flatter them. Here our rows and `none` run on '
+         'families of seeds %s (`bench.evaluation.family.HOLDOUT_SEEDS`), '
+         'which no change of the strategies was developed or debugged on: '
+         '%d small and %d medium clusters a seed, drawn as above, %d in '
+         'all, in %.0f s with %d processes (`--holdout-seeds`, empty to '
+         'skip). Cells as in the family table: gain and worst VM median / '
+         '5th percentile / worst, migrations median / 95th percentile / '
+         'maximum; *harmed* by issue 19\'s bounds (a mean fall over %s, a '
+         'VM fall over %s).' % (
+             seeds, size[0], size[1], len(pooled), wall, jobs,
+             '%.1f %%' % (100 * verdict.MEAN_BOUND),
+             pct(verdict.HARM_BOUND, False)), '',
+         '| row | seed | clusters | harmed: mean / a VM | gain over none | '
+         'worst VM | live migrations |', '|---|---|---:|---:|---:|---:|---:|']
+
+    def cells(fam):
+        s = verdict.family_summary(fam, label)
+        return '%d | %d / %d | %s | %s | %s' % (
+            s['clusters'], s['mean_harm'], s['vm_harm'],
+            _spread_cell(s['gain']), _spread_cell(s['vm_worst']),
+            _spread_cell(s['migrations'], lambda v: '%.0f' % v))
+    for label in ours:
+        for k, (fam, _, _) in runs.items():
+            d.append('| %s | %d | %s |' % (label, k, cells(fam)))
+        d.append('| %s | all | %s |' % (label, cells(pooled)))
+    if family:
+        d += ['', 'Clusters harmed (by the mean or a VM) on the family seed '
+              '%s above against these seeds: %s.' % (seed, '; '.join(
+                  '%s %d of %d against %d of %d' % (
+                      label, _harmed(family, label), len(family),
+                      _harmed(pooled, label), len(pooled))
+                  for label in ours))]
+    late = sorted('%d/%s' % (k, name) for k, (_, t, _) in runs.items()
+                  for name in t if name != '(unfinished)')
+    if late:
+        d += ['', 'Left out or cut short (time bounds as above): %s.'
+              % ', '.join(late)]
+    return d + ['']
+
+
+def _harmed(family, label):
+    """Clusters where ``label`` passes either of issue 19's bounds."""
+    from bench.evaluation import verdict
+    return sum(not verdict.keeps_bounds(verdict.cluster_figures(rows, label))
+               for _, rows in family.values() if label in rows)

@@ -1,6 +1,8 @@
 """The evaluation bench's plan (variants, rows) and its verdicts on data."""
 
+import logging
 import types
+import warnings
 
 import fixtures
 import testtools
@@ -481,3 +483,63 @@ class TestSplice(testtools.TestCase):
                          family.row_cpu_s(family.LARGE_HOSTS))
         self.assertEqual(family.LARGE_ROW_CPU_S,
                          family.row_cpu_s(family.LARGE_HOSTS + 1))
+
+
+class TestHoldout(testtools.TestCase):
+    """Our rows on family seeds nobody developed on."""
+
+    def test_only_ours_and_none_on_seeds_apart_from_the_family(self):
+        labels = [e.label for e in family.HOLDOUT_ENTRIES]
+        self.assertIn('none', labels)
+        self.assertEqual(
+            sorted(e.label for e in family.FAMILY_ENTRIES
+                   if e.group == 'ours'),
+            sorted(label for label in labels if label != 'none'))
+        self.assertNotIn(family.DEFAULT_SEED, family.HOLDOUT_SEEDS)
+
+    def test_a_cluster_runs_the_rows_it_is_given(self):
+        from contention.sim import generate
+        spec = generate.ClusterSpec(hosts=8, classes=('xeon-2s4c',),
+                                    occupancy=0.5, placement='random',
+                                    apps=3, epochs=1)
+        none = tuple(e for e in family.HOLDOUT_ENTRIES if e.label == 'none')
+        # run_cluster silences logs and warnings for its child process
+        self.addCleanup(logging.disable, logging.NOTSET)
+        with warnings.catch_warnings():
+            name, _, rows, late, _ = family.run_cluster(
+                (spec, 5, 'gen-test'), entries=none)
+        self.assertEqual(('gen-test', ['none'], ()),
+                         (name, sorted(rows), late))
+
+    def test_section_counts_harm_per_seed_and_over_all(self):
+        from bench.evaluation import report
+        ours = [e.label for e in family.HOLDOUT_ENTRIES
+                if e.group == 'ours']
+        none = _outcome(0.5, {'x': 0.5, 'y': 0.5})
+        harmful = _outcome(0.6, {'x': 0.3, 'y': 0.9}, 2)
+        kind = _outcome(0.55, {'x': 0.5, 'y': 0.6}, 1)
+
+        def fam(outcome, n):
+            return {'gen-small-%03d' % k: (None, dict(
+                [('none', none)] + [(label, outcome) for label in ours]))
+                for k in range(n)}
+        runs = {61: (fam(harmful, 1), {}, 2.0),
+                67: (fam(kind, 2), {'gen-small-001': ('x',)}, 3.0)}
+        text = '\n'.join(report.holdout_section(
+            runs, (3, 0), 2, family=fam(kind, 4), seed=19))
+        self.assertTrue(text.startswith(report.HOLDOUT_HEADING))
+        label = ours[0]
+        self.assertIn('| %s | 61 | 1 | 0 / 1 |' % label, text)
+        self.assertIn('| %s | 67 | 2 | 0 / 0 |' % label, text)
+        self.assertIn('| %s | all | 3 | 0 / 1 |' % label, text)
+        self.assertIn('%s 0 of 4 against 1 of 3' % label, text)
+        self.assertIn('67/gen-small-001', text)
+        self.assertIn('in 5 s with 2 processes', text)
+        self.assertEqual([], report.holdout_section({61: ({}, {}, 1.0)},
+                                                    (3, 0), 2))
+
+    def test_seeds_option(self):
+        from bench.evaluation import command
+        self.assertEqual((61, 67), command.seeds_of('61, 67'))
+        self.assertEqual((), command.seeds_of(''))
+        self.assertRaises(SystemExit, command.seeds_of, '61,x')
