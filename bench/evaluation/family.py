@@ -56,13 +56,14 @@ DEFAULT_SEED = 19
 #: Family seeds no change of the strategies was developed or debugged on
 #: (chosen when the section that reports them was added). The harm
 #: rules were debugged on clusters of :data:`DEFAULT_SEED` (and of seeds
-#: 7, 23 and 101; ``doc/watcher.md`` cites them), so its figures may
-#: flatter them; a seed nobody looked at tells whether they generalise.
-#: Once a change is debugged on one of these, replace it.
+#: 7, 23, 41, 53 and 101; ``doc/watcher.md`` cites them), so its figures
+#: may flatter them; seeds no change was shaped by tell whether they
+#: generalise. Once a shipped change is debugged on one of these,
+#: replace it.
 HOLDOUT_SEEDS = (61, 67, 71)
 #: The rows run on the held-out seeds: ours and ``none``, all that
-#: "never worse than doing nothing" needs (the peers and the oracle
-#: would take the run from minutes to most of an hour a seed).
+#: "never worse than doing nothing" needs (the peers and the oracle take
+#: a seed from about a minute to about a quarter of an hour).
 HOLDOUT_ENTRIES = tuple(e for e in FAMILY_ENTRIES
                         if e.label == 'none' or e.group == 'ours')
 #: Epochs of each generated cluster's run (60 s each, an audit per epoch).

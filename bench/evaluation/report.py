@@ -1227,7 +1227,7 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
 
 
 def holdout_section(runs, size, jobs, family=None, seed=None):
-    """Our rows on family seeds nobody developed on (issue 19 item 3).
+    """Our rows on family seeds nobody developed on (issue 19 items 2-3).
 
     ``runs`` is :func:`bench.evaluation.family.run_holdout`'s; ``family``
     and ``seed``, the main family's run and seed, give the comparison
