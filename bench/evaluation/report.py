@@ -1275,8 +1275,11 @@ def holdout_section(runs, size, jobs, family=None, seed=None):
         d += ['', 'Clusters harmed (by the mean or a VM) on the family seed '
               '%s above against these seeds: %s.' % (seed, '; '.join(
                   '%s %d of %d against %d of %d' % (
-                      label, _harmed(family, label), len(family),
-                      _harmed(pooled, label), len(pooled))
+                      label,
+                      verdict.family_summary(family, label)['harmed'],
+                      len(family),
+                      verdict.family_summary(pooled, label)['harmed'],
+                      len(pooled))
                   for label in ours))]
     late = sorted('%d/%s' % (k, name) for k, (_, t, _) in runs.items()
                   for name in t if name != '(unfinished)')
@@ -1284,10 +1287,3 @@ def holdout_section(runs, size, jobs, family=None, seed=None):
         d += ['', 'Left out or cut short (time bounds as above): %s.'
               % ', '.join(late)]
     return d + ['']
-
-
-def _harmed(family, label):
-    """Clusters where ``label`` passes either of issue 19's bounds."""
-    from bench.evaluation import verdict
-    return sum(not verdict.keeps_bounds(verdict.cluster_figures(rows, label))
-               for _, rows in family.values() if label in rows)

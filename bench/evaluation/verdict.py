@@ -330,7 +330,8 @@ def family_summary(family, label):
         migrations=spread([f['migrations'] for f in figs], low=False),
         rejected=spread([f['rejected'] for f in figs], low=False),
         mean_harm=sum(f['gain'] < -MEAN_BOUND for f in figs),
-        vm_harm=sum(f['vm_worst'] < -HARM_BOUND for f in figs))
+        vm_harm=sum(f['vm_worst'] < -HARM_BOUND for f in figs),
+        harmed=sum(not keeps_bounds(f) for f in figs))
 
 
 def win_tie_loss(family, mine, peer, tie=TIE):

@@ -285,6 +285,7 @@ class TestFamilyVerdict(testtools.TestCase):
         self.assertEqual(3, s['clusters'])
         self.assertEqual(1, s['mean_harm'])   # c: -1 % of the mean
         self.assertEqual(1, s['vm_harm'])     # a: one VM -50 %
+        self.assertEqual(2, s['harmed'])      # either bound
         self.assertAlmostEqual(-0.5, s['vm_worst'][2])
         self.assertEqual(4, s['migrations'][2])
 
