@@ -168,8 +168,10 @@ def family_only(args, size, jobs, family, timeouts, wall, holdout=None):
                           timeouts)
     if not large:
         lead[2] += (' Run alone (`python -m bench.evaluation --family-only '
-                    '--family %d,%d,%d`): the sections after this one come from '
-                    'the last full run, whose command is above.' % size)
+                    '--family %d,%d,%d`): the sections after this one%s come '
+                    'from the last full run, whose command is above.' % (
+                        size + ((' but the held-out seeds\'',)
+                                if holdout else ('',))))
     with open(args.output, encoding='utf-8') as fh:
         page = fh.read()
     page = splice(page, '\n'.join(lead),
