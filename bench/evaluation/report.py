@@ -1261,7 +1261,7 @@ def holdout_section(runs, size, jobs, family=None, seed=None):
          '| row | seed | clusters | harmed: mean / a VM | gain over none | '
          'worst VM | live migrations |', '|---|---|---:|---:|---:|---:|---:|']
 
-    def cells(fam):
+    def cells(fam, label):
         s = verdict.family_summary(fam, label)
         return '%d | %d / %d | %s | %s | %s' % (
             s['clusters'], s['mean_harm'], s['vm_harm'],
@@ -1269,8 +1269,8 @@ def holdout_section(runs, size, jobs, family=None, seed=None):
             _spread_cell(s['migrations'], lambda v: '%.0f' % v))
     for label in ours:
         for k, (fam, _, _) in runs.items():
-            d.append('| %s | %d | %s |' % (label, k, cells(fam)))
-        d.append('| %s | all | %s |' % (label, cells(pooled)))
+            d.append('| %s | %d | %s |' % (label, k, cells(fam, label)))
+        d.append('| %s | all | %s |' % (label, cells(pooled, label)))
     if family:
         d += ['', 'Clusters harmed (by the mean or a VM) on the family seed '
               '%s above against these seeds: %s.' % (seed, '; '.join(
