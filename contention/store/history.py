@@ -26,12 +26,14 @@ class History:
             rows = conn.execute(query.order_by(s.c.timestamp, s.c.host))
             return [InstanceSampleRow(**row._mapping) for row in rows]
 
-    def host_history(self, host, since=None):
-        """The host's stored reports, oldest first."""
+    def host_history(self, host, since=None, until=None):
+        """The host's stored reports in ``[since, until]``, oldest first."""
         r = models.reports
         query = sa.select(r.c.body).where(r.c.host == host)
         if since is not None:
             query = query.where(r.c.timestamp >= since)
+        if until is not None:
+            query = query.where(r.c.timestamp <= until)
         with self.engine.connect() as conn:
             return [codec.decode(b) for b in conn.execute(
                 query.order_by(r.c.timestamp)).scalars()]

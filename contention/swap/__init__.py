@@ -8,6 +8,7 @@ et al., ``shared/papers/000_*``). The package is laid out by job:
   repercussion check, model check, order of the phases);
 * :mod:`.params`: the parameters, defined once with their metadata;
 * :mod:`.movelog`: what moved when (in memory, or the telemetry store);
+* :mod:`.rollback`: our moves undone where an instance measures slower;
 * :mod:`.state`: the one state type that applies actions to a view;
 * :mod:`.measure`: LLC-miss loads, spread, predicted contention;
 * :mod:`.feasibility`: capacity, oversubscription, worth of a move;
@@ -34,6 +35,7 @@ from contention.swap.movelog import InMemoryMoveLog
 from contention.swap.movelog import Move
 from contention.swap.movelog import MoveLog
 from contention.swap.movelog import moves_of
+from contention.swap.movelog import Seen
 from contention.swap.movelog import StoreMoveLog
 from contention.swap.movelog import UNKNOWN
 from contention.swap.params import CACHE_AWARE
@@ -49,6 +51,6 @@ __all__ = [
     'HALF_DONE', 'HOST',
     'InMemoryMoveLog', 'mix_class', 'Move', 'MoveLog', 'moves_of',
     'NUMA_AWARE', 'numa_aware', 'pressure', 'REASONS', 'run_audit',
-    'SOCKET', 'socket_loads', 'spread', 'State', 'StoreMoveLog',
+    'Seen', 'SOCKET', 'socket_loads', 'spread', 'State', 'StoreMoveLog',
     'SwapParameters', 'UNKNOWN',
 ]

@@ -29,6 +29,8 @@ Watcher actions; the simulator's policy reads the simulator's view and
 remembers its moves in memory.
 """
 
+import dataclasses
+
 from contention import classify
 from contention import cluster
 from contention.swap import arbitration
@@ -41,6 +43,7 @@ from contention.swap import params as params_mod
 from contention.swap import pressure_swaps
 from contention.swap import quota
 from contention.swap import repair
+from contention.swap import rollback
 from contention.swap import state as state_mod
 
 #: (unit, phases) of each algorithm, in the order they run.
@@ -85,6 +88,7 @@ REASONS = {
 }
 REASONS.update(quota.REASONS)
 REASONS.update(harm.REASONS)
+REASONS.update(rollback.REASONS)
 
 
 def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
@@ -104,12 +108,27 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     hurt = repercussions(view, move_log, params.repercussion_interval)
     # One State of the view, forked by the plan and by the harm check.
     start = state_mod.State(view, thresholds=thresholds)
+    undo, left = rollback.plan(view, params, move_log, start)
+    if undo:
+        # Measured harm first: this audit only undoes (module rollback).
+        state = start.fork()
+        for action in undo:
+            state.apply(action)
+        return cluster.Plan(actions=undo, skipped=left,
+                            indicators=indicators(view, state, undo))
+    held = rollback.hold(view, move_log, params)
+    if held is not view:
+        view, start = held, state_mod.State(held, thresholds=thresholds)
     proposed = plan(view, params, algorithm, hurt=hurt,
                     mix_values=mix_values, thresholds=thresholds,
                     start=start)
     # Every plan, Watcher's and the simulator's, passes the harm check.
-    return harm.check(view, proposed, params, move_log, mix_values,
-                      thresholds, start=start)
+    checked = harm.check(view, proposed, params, move_log, mix_values,
+                         thresholds, start=start)
+    if left:
+        checked = dataclasses.replace(checked,
+                                      skipped=checked.skipped + left)
+    return checked
 
 
 def with_cooldown(view, move_log, cooldown_s):

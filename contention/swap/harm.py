@@ -100,7 +100,7 @@ def check(view, plan, params, move_log=None, mix_values=None,
         return plan
     if start is None:
         start = state_mod.State(view, thresholds=thresholds)
-    groups = _groups(view, plan.actions)
+    groups = action_groups(view, plan.actions)
     skipped = list(plan.skipped)
     groups = _undo_free(view, groups, params, move_log, skipped)
     predictor = Predictor(mix_values)
@@ -171,7 +171,7 @@ class _Walk:
                 _drop(group, 'infeasible_step: depends on a dropped action',
                       skipped, dropped)
                 continue
-            ordered, found = _feasible(state, group)
+            ordered, found = feasible_order(state, group)
             if ordered is None:
                 _drop(group, found, skipped, dropped)
                 continue
@@ -248,7 +248,7 @@ class _Walk:
             inst = state.inst[leg.instance]
             keys |= {(inst.host, inst.socket), (_dest(leg), leg.dest_socket)}
         before = state.pressure(keys)
-        ordered, found = _feasible(state, group)
+        ordered, found = feasible_order(state, group)
         if ordered is None:
             return None
         if (self.harm(ordered) is None
@@ -358,7 +358,7 @@ def _instances(actions):
     return {leg.instance for leg in _legs_of(actions)}
 
 
-def _groups(view, actions):
+def action_groups(view, actions):
     """The actions as groups that run or drop together.
 
     Two consecutive re-pins on one host exchanging the sockets of two
@@ -480,7 +480,7 @@ def _landing_over(state, leg):
     the destination node (the agent refuses otherwise). Shared vCPUs on a
     full socket for the moment a swap's other leg takes to leave are
     slower, not refused: that is judged on the state the whole group
-    leaves (:func:`_feasible`).
+    leaves (:func:`feasible_order`).
     """
     inst = state.inst[leg.instance]
     numa = feasibility.numa_bound(inst)
@@ -518,7 +518,7 @@ def _orders(group):
     return (group,)
 
 
-def _feasible(state, group):
+def feasible_order(state, group):
     """The group in a feasible order, applied, or why there is none.
 
     Each leg must land (:func:`_landing_over`) in the order the legs run;

@@ -1,9 +1,11 @@
 """What moved when: the audit's memory between runs.
 
 The cool-down (an instance moved less than ``cooldown`` seconds ago stays
-where it is) and Merlin's repercussion check (section 3.5: the co-runners
+where it is), Merlin's repercussion check (section 3.5: the co-runners
 of a moved instance are watched, and one whose class got worse has its
-unit arbitrated first) both read past moves. Every move is recorded,
+unit arbitrated first) and the measured roll-back (:mod:`.rollback`:
+where an instance measures slower than before our moves on its host,
+they are undone) all read past moves and what was seen before them. Every move is recorded,
 whoever ran it and however it ended: a live migration (one-way or a leg
 of a swap), a re-pin, a CPU quota change, and a swap leg that failed,
 was left half done, or whose instance Nova could not place (the instance
@@ -19,8 +21,10 @@ instance history) in Watcher.
 import abc
 import bisect
 import dataclasses
+from typing import Optional
 
 from contention import cluster
+from contention import reportview
 from contention import store as store_api
 
 #: Outcome suffixes of ``Move.origin`` for moves that did not end as
@@ -44,8 +48,30 @@ class Move:
     origin: str = 'audit'
 
 
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """An instance as measured at one time: where it ran, how fast.
+
+    ``node`` is the NUMA node its vCPUs mostly ran on, ``memory_node``
+    the one holding most of its memory (None where unknown).
+    """
+
+    host: str
+    node: Optional[int] = None
+    memory_node: Optional[int] = None
+    ipc: Optional[float] = None
+    cpu_util: Optional[float] = None
+    merlin_class: Optional[str] = None
+
+    @classmethod
+    def of(cls, inst):
+        """What a :class:`contention.cluster.InstanceView` shows."""
+        return cls(inst.host, inst.node, inst.memory_node, inst.ipc,
+                   inst.cpu_util, inst.merlin_class)
+
+
 class MoveLog(abc.ABC):
-    """Past moves, and the co-runners' Merlin classes before them."""
+    """Past moves, and the instances as seen before them."""
 
     @abc.abstractmethod
     def moves_since(self, t):
@@ -56,11 +82,15 @@ class MoveLog(abc.ABC):
         """``uuid``'s Merlin class last seen in ``[since, t]``, or None."""
 
     @abc.abstractmethod
-    def record(self, moves, classes=None):
+    def seen_before(self, uuid, t, since):
+        """``uuid`` as last seen in ``[since, t]`` (a Seen), or None."""
+
+    @abc.abstractmethod
+    def record(self, moves, seen=None):
         """Remember ``moves``.
 
-        ``classes`` ({uuid: Merlin class}) as seen just before them, where
-        the log has no telemetry of its own.
+        ``seen`` ({uuid: :class:`Seen`}): the instances just before them,
+        where the log has no telemetry of its own.
         """
 
 
@@ -69,37 +99,45 @@ class InMemoryMoveLog(MoveLog):
 
     def __init__(self):
         self.moves = []
-        #: [(time, {uuid: class})], oldest first.
-        self._classes = []
+        #: [(time, {uuid: Seen})], oldest first.
+        self._seen = []
 
     def moves_since(self, t):
         return [m for m in self.moves if m.moved_at >= t]
 
-    def class_before(self, uuid, t, since):
-        times = [when for when, _ in self._classes]
+    def _last(self, uuid, t, since, wanted):
+        times = [when for when, _ in self._seen]
         for index in range(bisect.bisect_right(times, t) - 1, -1, -1):
-            when, classes = self._classes[index]
+            when, seen = self._seen[index]
             if when < since:
                 break
-            if classes.get(uuid) is not None:
-                return classes[uuid]
+            if uuid in seen and wanted(seen[uuid]):
+                return seen[uuid]
         return None
 
-    def record(self, moves, classes=None):
+    def class_before(self, uuid, t, since):
+        seen = self._last(uuid, t, since,
+                          lambda s: s.merlin_class is not None)
+        return seen.merlin_class if seen is not None else None
+
+    def seen_before(self, uuid, t, since):
+        return self._last(uuid, t, since, lambda s: True)
+
+    def record(self, moves, seen=None):
         moves = list(moves)
         self.moves.extend(moves)
         self.moves.sort(key=lambda m: m.moved_at)
-        if classes and moves:
+        if seen and moves:
             when = min(m.moved_at for m in moves)
-            self._classes.append((when, dict(classes)))
-            self._classes.sort(key=lambda entry: entry[0])
+            self._seen.append((when, dict(seen)))
+            self._seen.sort(key=lambda entry: entry[0])
 
 
 class StoreMoveLog(MoveLog):
     """The telemetry store's moves and instance history (Watcher).
 
-    The store keeps the classes the agents measured, so ``record`` needs
-    no classes.
+    The store keeps what the agents measured, so ``record`` needs no
+    ``seen``.
     """
 
     def __init__(self, store):
@@ -114,7 +152,22 @@ class StoreMoveLog(MoveLog):
                   if s.timestamp <= t and s.merlin_class]
         return before[-1].merlin_class if before else None
 
-    def record(self, moves, classes=None):
+    def seen_before(self, uuid, t, since):
+        """The last sample in ``[since, t]``; its memory from its report."""
+        before = [s for s in self.store.instance_history(uuid, since=since)
+                  if s.timestamp <= t]
+        if not before:
+            return None
+        row = before[-1]
+        memory = None
+        for report in self.store.host_history(row.host, since=row.timestamp,
+                                              until=row.timestamp):
+            memory = reportview.memory_node(next(
+                (r for r in report.instances if r.uuid == uuid), None))
+        return Seen(row.host, row.node, memory, row.ipc, row.cpu_util,
+                    row.merlin_class)
+
+    def record(self, moves, seen=None):
         moves = list(moves)
         if moves:
             self.store.record_moves([

@@ -128,6 +128,19 @@ class SwapParameters:
              'contention:profile says latency=1; where the flavor declares '
              'nothing, an instance using under %g of its CPU), whose '
              'response time suffers first.' % measure.SERVING_UTIL)
+    rollback_harm: float = _field(
+        0.0, minimum=0, maximum=1,
+        help='0 (the default) never undoes. Otherwise, undo our moves on a '
+             'host where an instance measures more than this fraction '
+             'slower than before the first of them within the cool-down '
+             '(its instructions per cycle; a service, its response time at '
+             'the utilisation it had): migrations go back to their host '
+             'and socket, re-pins to their socket, each instance at most '
+             'once per cool-down, and the host takes no new move until the '
+             'cool-down has passed. The audit that undoes plans nothing '
+             'else. Measured on generated clusters at 0.05 (doc/watcher.md, '
+             '"Measured roll-back"); off by default because it undoes all of '
+             'our moves on the host, good ones with the bad.')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '

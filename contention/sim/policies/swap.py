@@ -8,9 +8,10 @@ run, with the same parameters and defaults
 supplies: the view is the simulator's, and the move log is in memory
 (:class:`contention.swap.InMemoryMoveLog`): every action of every plan
 is recorded once the simulator has run it (refused ones as failed
-attempts at their source), with the Merlin classes just before it, so
-the cool-down and the repercussion check (Merlin section 3.5) see every
-move, as Watcher's store-backed log does.
+attempts at their source), with the instances as the audit saw them
+just before it, so the cool-down, the repercussion check (Merlin section
+3.5) and the measured roll-back see every move, as Watcher's
+store-backed log does.
 
 ``mix_model`` adds the model check (:func:`contention.swap.feasibility.mix_gain`):
 a contention-train model file, or ``scenario`` for a model trained when
@@ -56,7 +57,7 @@ class _SwapPolicy(policy.Policy):
         self._model = None
         self.notes = []
         self.move_log = swap.InMemoryMoveLog()
-        self._classes = {}
+        self._seen = {}
         #: Times the model check or the harm check abstained over the
         #: run (the model was unsure: ``MixValues.abstentions``).
         self.model_abstentions = 0
@@ -94,8 +95,7 @@ class _SwapPolicy(policy.Policy):
             view.instances, swap.mix_class))
 
     def rebalance(self, view, rng):
-        self._classes = {i.uuid: i.merlin_class for i in view.instances
-                         if i.merlin_class is not None}
+        self._seen = {i.uuid: swap.Seen.of(i) for i in view.instances}
         values = self.mix_values(view)
         plan = swap.run_audit(view, self.params, self.move_log,
                               type(self).algorithm, values)
@@ -119,7 +119,7 @@ class _SwapPolicy(policy.Policy):
             moves.append(swap.Move(move.uuid, move.source_host,
                                    move.source_host, now,
                                    '%s:%s' % (origin, swap.FAILED)))
-        self.move_log.record(moves, classes=self._classes)
+        self.move_log.record(moves, seen=self._seen)
 
 
 class CacheAwareSwapPolicy(_SwapPolicy):

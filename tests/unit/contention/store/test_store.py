@@ -144,6 +144,10 @@ class TestReads(StoreTestCase):
         self.assertEqual([110.0], [r.timestamp for r in
                                    self.store.host_history('a', since=105)])
 
+    def test_host_history_until(self):
+        self.assertEqual([100.0], [r.timestamp for r in
+                                   self.store.host_history('a', until=105)])
+
     def test_training_samples_in_time_order(self):
         samples = self.store.training_samples()
         self.assertEqual([('b', 50.0), ('a', 100.0), ('a', 110.0)],

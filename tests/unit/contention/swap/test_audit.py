@@ -88,7 +88,7 @@ class TestRepercussionFromTheMoveLog(testtools.TestCase):
                        v.vm('x', 'cold', 1 * M)], now=NOW)
         log = swap.InMemoryMoveLog()
         log.record([swap.Move('x', 'hot', 'cold', NOW - 600)],
-                   classes={'c0': 'low/low'})
+                   seen={'c0': swap.Seen('cold', merlin_class='low/low')})
         plan = swap.run_audit(view, PARAMS, log)
         self.assertEqual('repercussion', _reasons(plan)['c0'])
         # The cold host is protected: it receives nothing.

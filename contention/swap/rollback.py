@@ -1,0 +1,270 @@
+"""Undo our moves where an instance measures slower than before them.
+
+Every other rule of the audit judges a plan by an estimate before it
+runs; the estimates miss what they do not model (a service near
+saturation, whose response time a 1 % slower instruction stream
+stretches by 20 %; a neighbour's NUMA repair that makes it miss more).
+This rule judges by measurement after the plan has run, as Merlin's
+repercussion check does (Tembey et al., section 3.5: the co-runners of
+a move are watched for a repercussion interval, and a reconfiguration
+that hurt one is arbitrated again), and answers with the one move whose
+outcome is known: back to where the instance was measured.
+
+For each host our moves landed on within the cool-down (a migration
+onto it, a re-pin on it; the move log's), each instance on it is
+compared with the last time it was seen before the first of those moves
+(:meth:`MoveLog.seen_before`). Its measured loss (:func:`loss`) is what
+its instructions per cycle lost; for a service answering requests
+(:func:`measure.serving`) it is the change of its response time, an
+M/M/1 queue of its vCPUs at the utilisation it had, with the work per
+request unchanged. Where the loss passes ``rollback_harm`` (off, 0, by
+default: see its help and ``doc/watcher.md``), our moves on that host
+within the cool-down are undone, newest first (all of them: which one
+hurt is not measured): a migration onto it goes back to its
+source host and socket (with the migration the same plan made the other
+way between the two hosts, as a swap), a re-pin puts the vCPUs and the memory
+back on the sockets they were seen on (memory moves only with the
+vCPUs, so memory that moved alone goes back with them, and they return
+alone). A move is undone only if it is its instance's one move within
+the cool-down (so an undo is never undone, and nothing is undone
+twice), and not if its instance has left the host or where it was is
+unknown.
+
+The undo is judged by feasibility only (:func:`harm.feasible_order`, the
+rules Nova and the agent enforce as each leg runs): it goes back to a
+measured state, which needs no estimate. While the audit undoes, it
+plans nothing else; the next audits leave the host alone until the
+cool-down has passed (:func:`hold`), or they would plan the re-deal that
+was undone again with the instances that did not move.
+
+Limitations: a measurement of one interval against one earlier; a
+phase change of the instance's own demand in between, or counter noise,
+looks the same as harm (a false alarm costs the moves it undoes, and
+each at most once per cool-down). The M/M/1 queue is steeper than a
+service with many workers (M/M/c), the cautious side.
+"""
+
+import dataclasses
+
+from contention import cluster
+from contention.swap import harm
+from contention.swap import measure
+
+REASONS = {
+    'rollback_kept': 'an instance measures slower than before our moves on '
+                     'its host, but none of them can be undone',
+    'rollback_hold': 'our moves on the host were undone less than cooldown '
+                     'seconds ago; it takes no new move until then',
+}
+
+
+def loss(before, now, serving):
+    """Measured relative loss of performance from ``before`` to ``now``.
+
+    ``before`` and ``now`` have ``ipc`` and ``cpu_util`` (a
+    :class:`contention.swap.movelog.Seen` or an InstanceView); None when
+    either lacks the instruction rate. A throughput code loses what its
+    IPC lost; a service keeps its request rate, so its utilisation grows
+    as its IPC falls and its response time, that of an M/M/1 queue,
+    as 1 / (1 - utilisation): performance (response time alone over
+    response time) changes by ``r (1 - u / r) / (1 - u)`` for an IPC
+    ratio ``r`` at utilisation ``u``, and a service pushed to saturation
+    has lost everything.
+    """
+    if not (before.ipc and now.ipc and before.ipc > 0):
+        return None
+    ratio = now.ipc / before.ipc
+    util = before.cpu_util
+    if not serving or util is None or not 0 <= util < 1:
+        return 1.0 - ratio
+    busy = util / ratio
+    if busy >= 1.0:
+        return 1.0
+    return 1.0 - ratio * (1.0 - busy) / (1.0 - util)
+
+
+def plan(view, params, move_log, start):
+    """(actions, skipped): the undo of our moves that measured harm.
+
+    ``start`` is an untouched :class:`contention.swap.state.State` of
+    ``view``; it is read, never changed. Empty where ``rollback_harm``
+    is 0, there is no move log or no cool-down, or nobody lost more than
+    ``rollback_harm``.
+    """
+    if not params.rollback_harm or move_log is None or not params.cooldown_s:
+        return (), ()
+    since = view.now - params.cooldown_s
+    moves = move_log.moves_since(since)
+    count = {}
+    for move in moves:
+        count[move.uuid] = count.get(move.uuid, 0) + 1
+    # Each instance's one move within the cool-down, if it ran.
+    undoable = [m for m in moves if count[m.uuid] == 1 and not _failed(m)]
+    landed = {}
+    for move in moves:
+        landed.setdefault(move.dest_host, []).append(move)
+    actions, skipped = [], []
+    state = start.fork()
+    for host in sorted(landed):
+        first = landed[host][0].moved_at
+        harmed = _harmed(view, host, move_log, first, since, params)
+        if not harmed:
+            continue
+        undo = [m for m in reversed(landed[host]) if m in undoable]
+        back = _undo_actions(view, state, undo, undoable, move_log, since)
+        kept = _fitting(view, state, back)
+        if not kept:
+            skipped.append(cluster.Skipped(
+                harmed[0][0], 'rollback_kept: %s lost %.0f %% since our '
+                'first move on %s; no move there can be undone'
+                % (harmed[0][0], 100 * harmed[0][1], host)))
+            continue
+        actions.extend(kept)
+    return tuple(actions), tuple(skipped)
+
+
+def _fitting(view, state, back):
+    """``back``'s actions that fit, in order, applied on ``state``.
+
+    All together first: a re-deal of a host's sockets (a cycle of
+    re-pins on a 4-socket host) fits only once all of it has run; else
+    each exchange or action on its own.
+    """
+    if not back:
+        return []
+    order, _ = harm.feasible_order(state, tuple(back))
+    if order is not None:
+        return list(order)
+    kept = []
+    for group in harm.action_groups(view, back):
+        order, _ = harm.feasible_order(state, group)
+        if order is not None:
+            kept.extend(order)
+    return kept
+
+
+def hold(view, move_log, params):
+    """``view`` with the hosts an undo ran on left alone (disabled).
+
+    An instance moved twice within the cool-down was moved back by the
+    roll-back (the cool-down keeps a plan from moving it twice); the
+    hosts of its moves take no new move until the cool-down has passed,
+    or the next audit would plan the re-deal that was undone again, with
+    the other instances.
+    """
+    if not params.rollback_harm or move_log is None or not params.cooldown_s:
+        return view
+    moves = [m for m in move_log.moves_since(view.now - params.cooldown_s)
+             if not _failed(m)]
+    count = {}
+    for move in moves:
+        count[move.uuid] = count.get(move.uuid, 0) + 1
+    held = {m.dest_host for m in moves if count[m.uuid] > 1}
+    if not held:
+        return view
+    hosts = tuple(
+        dataclasses.replace(h, enabled=False, skip_reason=(
+            'rollback_hold: our moves on it were undone less than '
+            'cooldown seconds ago')) if h.name in held and h.enabled else h
+        for h in view.hosts)
+    return cluster.ClusterView(hosts, view.instances, now=view.now)
+
+
+def _failed(move):
+    return move.origin.rsplit(':', 1)[-1] in (
+        'failed', 'half_done', 'unknown')
+
+
+def _harmed(view, host, move_log, first, since, params):
+    """[(uuid, loss)] on ``host`` past ``rollback_harm``, worst first."""
+    found = []
+    for inst in view.instances:
+        if inst.host != host:
+            continue
+        before = move_log.seen_before(inst.uuid, first, since)
+        if before is None:
+            continue
+        lost = loss(before, inst, measure.serving(inst))
+        if lost is not None and lost > params.rollback_harm:
+            found.append((inst.uuid, lost))
+    return sorted(found, key=lambda x: -x[1])
+
+
+def _socket(view_host, node):
+    for sock in view_host.sockets:
+        if node in sock.nodes:
+            return sock.id
+    return None
+
+
+def _back(view, state, move, move_log, since):
+    """(instance now, socket it ran on, socket its memory was on), or None.
+
+    None where the instance is no longer where the move put it, or where
+    it was before is not known.
+    """
+    inst = state.inst.get(move.uuid)
+    if inst is None or inst.host != move.dest_host:
+        return None
+    before = move_log.seen_before(move.uuid, move.moved_at, since)
+    source = next((h for h in view.hosts if h.name == move.source_host),
+                  None)
+    if before is None or source is None:
+        return None
+    return (inst, _socket(source, before.node),
+            _socket(source, before.memory_node))
+
+
+def _undo_actions(view, state, undo, undoable, move_log, since):
+    """The actions taking ``undo``'s instances back, in that order.
+
+    A migration goes back with the migration of the same cool-down the
+    other way between its two hosts, if any (a swap's other leg), as a
+    swap.
+    """
+    actions, done = [], set()
+    for move in undo:
+        back = None if move.uuid in done else _back(view, state, move,
+                                                    move_log, since)
+        if back is None:
+            continue
+        inst, socket, memory = back
+        done.add(move.uuid)
+        if move.source_host != move.dest_host:
+            leg = cluster.Migrate(move.uuid, move.dest_host,
+                                  move.source_host, socket)
+            other = next((m for m in undoable if m.uuid not in done
+                          and m.source_host == move.dest_host
+                          and m.dest_host == move.source_host), None)
+            other_back = (None if other is None else
+                          _back(view, state, other, move_log, since))
+            if other_back is None:
+                actions.append(leg)
+                continue
+            done.add(other.uuid)
+            actions.append(cluster.Swap(leg, cluster.Migrate(
+                other.uuid, other.dest_host, other.source_host,
+                other_back[1])))
+            continue
+        actions.extend(_repins_back(state, inst, socket, memory))
+    return actions
+
+
+def _repins_back(state, inst, socket, memory):
+    """Re-pins putting ``inst``'s vCPUs on ``socket``, memory on ``memory``.
+
+    A re-pin moves the memory only to the socket the vCPUs go to, so
+    memory that went elsewhere goes back with the vCPUs, which then
+    return alone.
+    """
+    if socket is None:
+        return []
+    repins = []
+    if memory is not None and memory != state.memory_socket(inst):
+        repins.append(cluster.Repin(inst.uuid, inst.host, memory,
+                                    move_memory=True))
+        if memory != socket:
+            repins.append(cluster.Repin(inst.uuid, inst.host, socket))
+    elif socket != inst.socket:
+        repins.append(cluster.Repin(inst.uuid, inst.host, socket))
+    return repins

@@ -1,0 +1,198 @@
+"""The measured roll-back: our moves undone where an instance got slower."""
+
+import dataclasses
+
+from oslotest import base
+import testtools
+
+from contention import cluster
+from contention import store as store_api
+from contention import swap
+from contention.swap import rollback
+from tests.unit.contention.store import reports
+from tests.unit.contention.swap import views as v
+
+M = 1e6
+NOW = 10000.0
+THEN = NOW - 60
+PARAMS = swap.SwapParameters(local_phase=False, numa_repair=False,
+                             cpu_quota=False, max_swaps=0,
+                             rollback_harm=0.05)
+
+
+def _vm(uuid, host, socket, ipc, memory_node=None, cpu_util=1.0, **kw):
+    return v.vm(uuid, host, 1 * M, socket=socket, node=socket,
+                memory_node=socket if memory_node is None else memory_node,
+                ipc=ipc, cpu_util=cpu_util, **kw)
+
+
+def _seen(host, node, ipc=1.0, memory_node=None, cpu_util=1.0):
+    return swap.Seen(host, node, node if memory_node is None
+                     else memory_node, ipc, cpu_util)
+
+
+def _log(moves, seen):
+    log = swap.InMemoryMoveLog()
+    log.record(moves, seen=seen)
+    return log
+
+
+class TestLoss(testtools.TestCase):
+
+    def test_a_throughput_code_loses_what_its_ipc_lost(self):
+        self.assertAlmostEqual(0.1, rollback.loss(
+            _seen('h', 0, ipc=1.0), _seen('h', 0, ipc=0.9), False))
+
+    def test_a_service_loses_its_queue_stretched(self):
+        # 1 % slower at 90 % busy: about 10 % longer response times.
+        lost = rollback.loss(_seen('h', 0, 1.0, cpu_util=0.9),
+                             _seen('h', 0, 0.99, cpu_util=0.9), True)
+        self.assertAlmostEqual(0.1, lost, places=2)
+        self.assertAlmostEqual(0.01, rollback.loss(
+            _seen('h', 0, 1.0, cpu_util=0.9),
+            _seen('h', 0, 0.99, cpu_util=0.9), False))
+
+    def test_a_service_pushed_to_saturation_lost_everything(self):
+        self.assertEqual(1.0, rollback.loss(
+            _seen('h', 0, 1.0, cpu_util=0.95),
+            _seen('h', 0, 0.9, cpu_util=0.95), True))
+
+    def test_a_faster_instance_lost_nothing(self):
+        self.assertLess(rollback.loss(_seen('h', 0, 1.0, cpu_util=0.5),
+                                      _seen('h', 0, 1.2), True), 0)
+
+    def test_no_instruction_rate_is_no_judgement(self):
+        self.assertIsNone(rollback.loss(_seen('h', 0, None),
+                                        _seen('h', 0, 1.0), False))
+        self.assertIsNone(rollback.loss(_seen('h', 0, 1.0),
+                                        _seen('h', 0, None), False))
+
+
+class TestUndo(testtools.TestCase):
+    """a was re-pinned from socket 1 onto b's socket 0, with its memory."""
+
+    def _view(self, b_ipc, hosts=None, **a):
+        return v.view(hosts or [v.host('h')],
+                      [_vm('a', 'h', 0, 1.0, **a), _vm('b', 'h', 0, b_ipc)],
+                      now=NOW)
+
+    def _log(self, *extra, a_before=None):
+        seen = {'a': a_before or _seen('h', 1), 'b': _seen('h', 0)}
+        return _log([swap.Move('a', 'h', 'h', THEN, 'sim:test')]
+                    + list(extra), seen)
+
+    def test_a_slowed_co_runner_undoes_the_repin(self):
+        plan = swap.run_audit(self._view(0.8), PARAMS, self._log())
+        self.assertEqual((cluster.Repin('a', 'h', 1, move_memory=True),),
+                         plan.actions)
+
+    def test_within_the_bound_nothing_is_undone(self):
+        self.assertEqual((), swap.run_audit(self._view(0.97), PARAMS,
+                                            self._log()).actions)
+
+    def test_off_nothing_is_undone_nor_held(self):
+        params = dataclasses.replace(PARAMS, rollback_harm=0)
+        self.assertEqual((), swap.run_audit(self._view(0.8), params,
+                                            self._log()).actions)
+        log = self._log(swap.Move('a', 'h', 'h', NOW - 30, 'sim:test'))
+        view = self._view(0.8)
+        self.assertIs(view, rollback.hold(view, log, params))
+
+    def test_off_by_default(self):
+        self.assertEqual(0, swap.SwapParameters().rollback_harm)
+
+    def test_memory_that_stayed_stays(self):
+        # a's memory was on socket 0 before the re-pin too.
+        plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
+            a_before=_seen('h', 1, memory_node=0)))
+        self.assertEqual((cluster.Repin('a', 'h', 1),), plan.actions)
+
+    def test_memory_moved_alone_goes_back_with_the_vcpus_for_a_moment(self):
+        # a's vCPUs stayed on 0; its memory came from node 1 (a repair).
+        plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
+            a_before=_seen('h', 0, memory_node=1)))
+        self.assertEqual((cluster.Repin('a', 'h', 1, move_memory=True),
+                          cluster.Repin('a', 'h', 0)), plan.actions)
+
+    def test_an_undo_is_never_undone_and_holds_the_host(self):
+        # a moved twice within the cool-down: the second was the undo.
+        log = self._log(swap.Move('a', 'h', 'h', NOW - 30, 'sim:test'))
+        view = self._view(0.8)
+        plan = swap.run_audit(view, PARAMS, log)
+        self.assertEqual((), plan.actions)
+        held = rollback.hold(view, log, PARAMS)
+        self.assertFalse(held.hosts[0].enabled)
+        self.assertIn('rollback_hold', held.hosts[0].skip_reason)
+
+    def test_a_failed_attempt_is_not_undone(self):
+        log = _log([swap.Move('a', 'h', 'h', THEN, 'sim:test:' +
+                              swap.FAILED)],
+                   {'a': _seen('h', 1), 'b': _seen('h', 0)})
+        self.assertEqual((), swap.run_audit(self._view(0.8), PARAMS,
+                                            log).actions)
+
+    def test_nothing_to_undo_is_said(self):
+        # a's old socket is gone from the view: the undo cannot be built.
+        plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
+            a_before=_seen('h', 7)))
+        self.assertEqual((), plan.actions)
+        self.assertIn('rollback_kept',
+                      [s.reason.split(':')[0] for s in plan.skipped])
+
+    def test_an_old_move_is_not_judged(self):
+        log = _log([swap.Move('a', 'h', 'h', NOW - 4000, 'sim:test')],
+                   {'a': _seen('h', 1), 'b': _seen('h', 0)})
+        self.assertEqual((), swap.run_audit(self._view(0.8), PARAMS,
+                                            log).actions)
+
+
+class TestUndoMigrations(testtools.TestCase):
+
+    def test_a_swap_goes_back_as_a_swap(self):
+        # x came to h1 from h2 and y went the other way; c on h1 slowed.
+        view = v.view([v.host('h1'), v.host('h2')],
+                      [_vm('x', 'h1', 0, 1.0), _vm('c', 'h1', 0, 0.7),
+                       _vm('y', 'h2', 1, 1.0)], now=NOW)
+        log = _log([swap.Move('x', 'h2', 'h1', THEN, 'sim:test'),
+                    swap.Move('y', 'h1', 'h2', THEN, 'sim:test')],
+                   {'x': _seen('h2', 1), 'y': _seen('h1', 0),
+                    'c': _seen('h1', 0)})
+        plan = swap.run_audit(view, PARAMS, log)
+        self.assertEqual(1, len(plan.actions))
+        swapped = plan.actions[0]
+        self.assertIsInstance(swapped, cluster.Swap)
+        self.assertEqual(
+            {cluster.Migrate('x', 'h1', 'h2', 1),
+             cluster.Migrate('y', 'h2', 'h1', 0)},
+            {swapped.first, swapped.second})
+
+    def test_an_undo_that_does_not_fit_is_not_proposed(self):
+        # x came from h2, which has no room left for it.
+        view = v.view([v.host('h1'), v.host('h2', cpus=1)],
+                      [_vm('x', 'h1', 0, 1.0), _vm('c', 'h1', 0, 0.7),
+                       _vm('z', 'h2', 0, 1.0), _vm('w', 'h2', 1, 1.0)],
+                      now=NOW)
+        log = _log([swap.Move('x', 'h2', 'h1', THEN, 'sim:test')],
+                   {'x': _seen('h2', 1), 'c': _seen('h1', 0)})
+        plan = swap.run_audit(view, PARAMS, log)
+        self.assertEqual((), plan.actions)
+        self.assertIn('rollback_kept',
+                      [s.reason.split(':')[0] for s in plan.skipped])
+
+
+class TestStoreMoveLog(base.BaseTestCase):
+    """Watcher's log reads what was seen from the store's history."""
+
+    def test_seen_before_a_move(self):
+        store = store_api.open_store('sqlite://', sample_interval_s=0)
+        store.upgrade()
+        self.addCleanup(store.dispose)
+        before = reports.instance('u1', ipc=1.5, vcpu_cpus=(4, 5))
+        store.ingest([
+            reports.host_report('a', 100, [before]),
+            reports.host_report('a', 200, [reports.instance('u1', ipc=0.5)]),
+        ])
+        seen = swap.StoreMoveLog(store).seen_before('u1', 150, 0)
+        self.assertEqual(('a', 1, 0, 1.5), (seen.host, seen.node,
+                                            seen.memory_node, seen.ipc))
+        self.assertIsNone(swap.StoreMoveLog(store).seen_before('u1', 50, 0))
