@@ -544,3 +544,35 @@ class TestHoldout(testtools.TestCase):
         self.assertEqual((61, 67), command.seeds_of('61, 67'))
         self.assertEqual((), command.seeds_of(''))
         self.assertRaises(SystemExit, command.seeds_of, '61,x')
+
+
+class TestRollbackWhatIf(testtools.TestCase):
+    """bench.evaluation.rollback: our rows off and on, side by side."""
+
+    def test_each_row_runs_off_and_on(self):
+        from bench.evaluation import rollback
+        rows = rollback.entries(0.05)
+        ours = [e for e in family.HOLDOUT_ENTRIES if e.group == 'ours']
+        on = [e for e in rows if e.label.endswith(rollback.ON % 0.05)]
+        self.assertEqual(len(ours), len(on))
+        self.assertEqual(len(family.HOLDOUT_ENTRIES) + len(ours), len(rows))
+        for e in on:
+            self.assertIn(('rollback_harm', '0.05'), e.params)
+
+    def test_table_says_what_the_rollback_changed(self):
+        from bench.evaluation import rollback
+        none = _outcome(0.5, {'x': 0.5, 'y': 0.5})
+        harmful = _outcome(0.6, {'x': 0.3, 'y': 0.9}, 2)
+        undone = _outcome(0.52, {'x': 0.49, 'y': 0.55}, 4)
+        rows = {'none': none}
+        for e in rollback.entries(0.05):
+            if e.label != 'none':
+                rows[e.label] = (undone if e.label.endswith(
+                    rollback.ON % 0.05) else harmful)
+        text = rollback.table({'gen-small-000': (None, rows)}, 0.05)
+        label = [e.label for e in family.HOLDOUT_ENTRIES
+                 if e.group == 'ours'][0]
+        line = [r for r in text.splitlines() if r.startswith('| ' + label)]
+        self.assertEqual(['| %s | 1 -> 0 | +0.200 -> +0.040 | +20.0 %% -> '
+                          '+4.0 %% | -40.0 %% -> -2.0 %% | 2 -> 4 |' % label],
+                         line)
