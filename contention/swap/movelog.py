@@ -5,12 +5,12 @@ where it is), Merlin's repercussion check (section 3.5: the co-runners
 of a moved instance are watched, and one whose class got worse has its
 unit arbitrated first) and the measured roll-back (:mod:`.rollback`:
 where an instance measures slower than before our moves on its host,
-they are undone) all read past moves and what was seen before them. Every move is recorded,
-whoever ran it and however it ended: a live migration (one-way or a leg
-of a swap), a re-pin, a CPU quota change, and a swap leg that failed,
-was left half done, or whose instance Nova could not place (the instance
-may have moved, so it is held back as if it had; an unplaced one is
-recorded on the host it was sent to). ``origin`` says which
+they are undone) all read past moves and what was seen before them.
+Every move is recorded, whoever ran it and however it ended: a live
+migration (one-way or a leg of a swap), a re-pin, a CPU quota change,
+and a swap leg that failed, was left half done, or whose instance Nova
+could not place (the instance may have moved, so it is held back as if
+it had; an unplaced one is recorded on the host it was sent to). ``origin`` says which
 (``<runner>:<action>[:<outcome>]``).
 
 A :class:`MoveLog` is what the audit is given: :class:`InMemoryMoveLog`
