@@ -108,12 +108,9 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     hurt = repercussions(view, move_log, params.repercussion_interval)
     # One State of the view, forked by the plan and by the harm check.
     start = state_mod.State(view, thresholds=thresholds)
-    undo, left = rollback.plan(view, params, move_log, start)
+    undo, left, state = rollback.plan(view, params, move_log, start)
     if undo:
         # Measured harm first: this audit only undoes (module rollback).
-        state = start.fork()
-        for action in undo:
-            state.apply(action)
         return cluster.Plan(actions=undo, skipped=left,
                             indicators=indicators(view, state, undo))
     held = rollback.hold(view, move_log, params)

@@ -44,6 +44,7 @@ each at most once per cool-down). The M/M/1 queue is steeper than a
 service with many workers (M/M/c), the cautious side.
 """
 
+import collections
 import dataclasses
 
 from contention import cluster
@@ -84,20 +85,19 @@ def loss(before, now, serving):
 
 
 def plan(view, params, move_log, start):
-    """(actions, skipped): the undo of our moves that measured harm.
+    """(actions, skipped, state): the undo of our moves that measured harm.
 
     ``start`` is an untouched :class:`contention.swap.state.State` of
-    ``view``; it is read, never changed. Empty where ``rollback_harm``
-    is 0, there is no move log or no cool-down, or nobody lost more than
-    ``rollback_harm``.
+    ``view``; it is read, never changed; ``state`` is a fork of it with
+    the undo applied (None when the rule is off). No action where
+    ``rollback_harm`` is 0, there is no move log or no cool-down, or
+    nobody lost more than ``rollback_harm``.
     """
     if not params.rollback_harm or move_log is None or not params.cooldown_s:
-        return (), ()
+        return (), (), None
     since = view.now - params.cooldown_s
     moves = move_log.moves_since(since)
-    count = {}
-    for move in moves:
-        count[move.uuid] = count.get(move.uuid, 0) + 1
+    count = collections.Counter(m.uuid for m in moves)
     # Each instance's one move within the cool-down, if it ran.
     undoable = [m for m in moves if count[m.uuid] == 1 and not _failed(m)]
     landed = {}
@@ -111,7 +111,7 @@ def plan(view, params, move_log, start):
         if not harmed:
             continue
         undo = [m for m in reversed(landed[host]) if m in undoable]
-        back = _undo_actions(view, state, undo, undoable, move_log, since)
+        back = _undo_actions(state, undo, undoable, move_log, since)
         kept = _fitting(view, state, back)
         if not kept:
             skipped.append(cluster.Skipped(
@@ -120,7 +120,7 @@ def plan(view, params, move_log, start):
                 % (harmed[0][0], 100 * harmed[0][1], host)))
             continue
         actions.extend(kept)
-    return tuple(actions), tuple(skipped)
+    return tuple(actions), tuple(skipped), state
 
 
 def _fitting(view, state, back):
@@ -156,9 +156,7 @@ def hold(view, move_log, params):
         return view
     moves = [m for m in move_log.moves_since(view.now - params.cooldown_s)
              if not _failed(m)]
-    count = {}
-    for move in moves:
-        count[move.uuid] = count.get(move.uuid, 0) + 1
+    count = collections.Counter(m.uuid for m in moves)
     held = {m.dest_host for m in moves if count[m.uuid] > 1}
     if not held:
         return view
@@ -190,14 +188,7 @@ def _harmed(view, host, move_log, first, since, params):
     return sorted(found, key=lambda x: -x[1])
 
 
-def _socket(view_host, node):
-    for sock in view_host.sockets:
-        if node in sock.nodes:
-            return sock.id
-    return None
-
-
-def _back(view, state, move, move_log, since):
+def _back(state, move, move_log, since):
     """(instance now, socket it ran on, socket its memory was on), or None.
 
     None where the instance is no longer where the move put it, or where
@@ -207,15 +198,13 @@ def _back(view, state, move, move_log, since):
     if inst is None or inst.host != move.dest_host:
         return None
     before = move_log.seen_before(move.uuid, move.moved_at, since)
-    source = next((h for h in view.hosts if h.name == move.source_host),
-                  None)
-    if before is None or source is None:
+    if before is None or move.source_host not in state.hosts:
         return None
-    return (inst, _socket(source, before.node),
-            _socket(source, before.memory_node))
+    return (inst, state.node_socket(move.source_host, before.node),
+            state.node_socket(move.source_host, before.memory_node))
 
 
-def _undo_actions(view, state, undo, undoable, move_log, since):
+def _undo_actions(state, undo, undoable, move_log, since):
     """The actions taking ``undo``'s instances back, in that order.
 
     A migration goes back with the migration of the same cool-down the
@@ -224,8 +213,8 @@ def _undo_actions(view, state, undo, undoable, move_log, since):
     """
     actions, done = [], set()
     for move in undo:
-        back = None if move.uuid in done else _back(view, state, move,
-                                                    move_log, since)
+        back = None if move.uuid in done else _back(state, move, move_log,
+                                                    since)
         if back is None:
             continue
         inst, socket, memory = back
@@ -237,7 +226,7 @@ def _undo_actions(view, state, undo, undoable, move_log, since):
                           and m.source_host == move.dest_host
                           and m.dest_host == move.source_host), None)
             other_back = (None if other is None else
-                          _back(view, state, other, move_log, since))
+                          _back(state, other, move_log, since))
             if other_back is None:
                 actions.append(leg)
                 continue

@@ -304,10 +304,14 @@ class State:
         else the socket of its vCPUs.
         """
         if inst.memory_node is not None:
-            found = self._node_socket.get((inst.host, inst.memory_node))
+            found = self.node_socket(inst.host, inst.memory_node)
             if found is not None:
                 return found
         return inst.socket
+
+    def node_socket(self, host_name, node):
+        """The socket of ``host_name`` holding NUMA node ``node``, or None."""
+        return self._node_socket.get((host_name, node))
 
     def socket_view(self, host_name, socket):
         return self._sockets.get((host_name, socket))
