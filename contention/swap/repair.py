@@ -45,11 +45,16 @@ def numa_repair(state, params, skipped, memory_following_only=False):
     1. re-pin its vCPUs to its memory's socket (no memory moves), if that
        socket has CPUs for them;
     2. else exchange sockets with an instance there whose memory is on
-       this one (both become local, the vCPU counts stay);
+       this one (both become local, the vCPU counts stay), or rotate a
+       cycle of three or four such instances (each one's memory on the
+       next one's socket, the last one's on the first's), which no pair
+       closes, by consecutive exchanges (:func:`_cycles`);
     3. else move its memory to its vCPUs' node (libvirt numatune, the
-       kernel migrates the pages), if the node has room and the remote
-       accesses removed (its LLC misses/s x remote fraction) exceed the
-       memory's cost (``migration_cost_per_gib``).
+       kernel migrates the pages), if the node has room, holds the
+       memory of no instance running on another socket
+       (:func:`_remote_tenant`), and the remote accesses removed (its LLC
+       misses/s x remote fraction) exceed the memory's cost
+       (``migration_cost_per_gib``).
 
     With ``memory_following_only`` only instances whose memory a local
     re-pin would take along (:func:`feasibility.memory_follows`) are repaired: the
@@ -81,12 +86,14 @@ def numa_repair(state, params, skipped, memory_following_only=False):
             options = []
             flip = [(inst, mem_socket, False, ratio)]
             options.append(flip)
-            for other, other_socket, other_ratio in remote:
-                if (other.uuid not in done and other.uuid != inst.uuid
-                        and other.socket == mem_socket
+            left = [r for r in remote
+                    if r[0].uuid not in done and r[0].uuid != inst.uuid]
+            for other, other_socket, other_ratio in left:
+                if (other.socket == mem_socket
                         and other_socket == inst.socket):
                     options.append(flip + [(other, inst.socket, False,
                                             other_ratio)])
+            options.extend(_cycles((inst, mem_socket, ratio), left))
             options.append([(inst, inst.socket, True, ratio)])
             best = None
             for moves in options:
@@ -103,9 +110,9 @@ def numa_repair(state, params, skipped, memory_following_only=False):
             if best is None:
                 skipped.append(cluster.Skipped(
                     inst.uuid, 'numa_remote: %.0f %% of its memory is on '
-                    'socket %s, its vCPUs on socket %s; no re-pin fits and '
-                    'moving %.0f MiB costs more than the %.3g remote '
-                    'accesses/s it removes' % (
+                    'socket %s, its vCPUs on socket %s; no re-pin fits, and '
+                    'moving %.0f MiB would hurt another instance or cost '
+                    'more than the %.3g remote accesses/s it removes' % (
                         100 * ratio, mem_socket, inst.socket,
                         inst.memory_mib * ratio, measure.misses(inst) * ratio)))
                 continue
@@ -116,6 +123,60 @@ def numa_repair(state, params, skipped, memory_following_only=False):
                 state.apply(action)
                 actions.append(action)
     return actions
+
+
+#: The most instances a rotation repairs at once (:func:`_cycles`): a
+#: cycle through every socket of a 4-socket host.
+LONGEST_CYCLE = 4
+
+
+def _cycles(first, others):
+    """Rotations that make a cycle of remote instances local, as moves.
+
+    ``first`` and ``others`` are (instance, memory socket, remote
+    fraction) of remote instances on one host. A cycle is ``first`` on
+    socket a0 with its memory on a1, an instance on a1 with its memory on
+    a2, ..., and the last one's memory on a0; at most
+    :data:`LONGEST_CYCLE` instances, each on its own socket. It runs as
+    consecutive socket exchanges with the instance that has come to a0:
+    each makes the instance arriving from a0 local, and the last makes
+    both local. Each step is a plain exchange of two instances, which the
+    harm check replays as one step (:func:`.harm.action_groups`), so no
+    socket holds both at once; an exchange of unequal vCPU counts is
+    judged there like any other. Of the instances that could take one
+    place in a cycle (same socket, memory on the same socket) only the
+    first of ``others`` is tried, so a host has at most a few rotations
+    to judge whatever its size. Only closed cycles are proposed: an
+    instance left on a socket that still is not its memory's gains
+    nothing for its move, and on generated clusters such half exchanges
+    harmed more clusters than closed cycles (``doc/watcher.md``).
+    """
+    start = first[0].socket
+    found = []
+
+    def extend(path):
+        last, tried = path[-1], set()
+        for other in others:
+            if (other[0].socket != last[1] or other[1] in tried
+                    or any(other[0].socket == p[0].socket for p in path)):
+                continue
+            tried.add(other[1])
+            if other[1] == start:
+                if len(path) >= 2:
+                    found.append(path + [other])
+            elif len(path) + 1 < LONGEST_CYCLE:
+                extend(path + [other])
+    extend([first])
+    options = []
+    for cycle in found:
+        moves = [(cycle[0][0], cycle[0][1], False, cycle[0][2])]
+        for here, there in zip(cycle[1:], cycle[2:]):
+            moves.append((here[0], start, False, here[2]))
+            moves.append((here[0], here[1], False, here[2]))
+        last = cycle[-1]
+        moves.append((last[0], start, False, last[2]))
+        options.append(moves)
+    return options
 
 
 def _try_repair(state, moves, params, candidates):
@@ -158,6 +219,10 @@ def _try_repair(state, moves, params, candidates):
             state.move(inst.uuid, host, socket, move_memory=move_memory)
             if move_memory:
                 moved_mib += inst.memory_mib * ratio
+        moved = {m[0].uuid for m in moves}
+        for inst, socket, move_memory, _ratio in moves:
+            if move_memory and _remote_tenant(state, host, socket, moved):
+                return None
         for key in keys:
             cpus = state.socket_cpus(*key)
             if state.cell_used[key][0] > max(cpus, vcpus_before[key]):
@@ -174,3 +239,22 @@ def _try_repair(state, moves, params, candidates):
         for inst in reversed(originals):
             state.restore(inst)
     return gain, moved_mib
+
+
+def _remote_tenant(state, host, socket, moved):
+    """Whether ``socket``'s node holds the memory of a remote instance.
+
+    A remote instance: one not in ``moved`` whose vCPUs run on another
+    socket. A repair that moves memory onto that node sends its misses to
+    the memory controller serving the tenant's, which already pays the
+    interconnect for each (Merlin section 3.2: MC and IC contention); the
+    co-runner estimate, which counts the misses of the instances sharing
+    a socket's cache, does not see it. On generated clusters such moves
+    cost busy services whose memory was left remote 14-40 % (simulated;
+    ``doc/watcher.md``).
+    """
+    for other in state.on_host[host].values():
+        if (other.uuid not in moved and other.socket != socket
+                and state.memory_socket(other) == socket):
+            return True
+    return False

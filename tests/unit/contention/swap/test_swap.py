@@ -10,6 +10,7 @@ from contention import swap
 from contention.swap import arbitration
 from contention.swap import balance
 from contention.swap import feasibility
+from contention.swap import harm
 from contention.swap import local
 from contention.swap import measure
 from contention.swap import state as state_mod
@@ -698,6 +699,62 @@ class TestNumaRepair(testtools.TestCase):
                 self.assertEqual(1 - view.instance(action.instance).socket,
                                  action.dest_socket)
             self.assertTrue(all(self._memory_local(view, plan).values()))
+
+    def test_full_sockets_in_a_cycle_are_repaired_by_two_exchanges(self):
+        # Three full sockets, each instance's memory on the next one's
+        # node: no two instances hold each other's socket, so no single
+        # exchange makes both local. The first exchange makes one local
+        # and leaves its partner, still remote, facing the third instance
+        # in a plain exchange.
+        view = v.view([v.host('a', sockets=3, cpus=1)],
+                      [v.vm('x', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('y', 'a', 6 * M, socket=1, vcpus=1,
+                            memory_node=2),
+                       v.vm('z', 'a', 4 * M, socket=2, vcpus=1,
+                            memory_node=0)])
+        for algorithm in (swap.numa_aware, swap.cache_aware):
+            plan = algorithm(view, self.PARAMS)
+            self.assertEqual(4, len(plan.actions))
+            for action in plan.actions:
+                self.assertIsInstance(action, cluster.Repin)
+                self.assertFalse(action.move_memory)
+            self.assertTrue(all(self._memory_local(view, plan).values()))
+            # y, exchanged first onto a socket that is not its memory's,
+            # moves twice; every socket keeps its one vCPU at each step.
+            moved = [a.instance for a in plan.actions]
+            self.assertEqual(2, moved.count('y'))
+            self.assertEqual(2, len(harm.action_groups(view, plan.actions)))
+
+    def test_a_local_instance_is_no_partner_for_a_cycle(self):
+        # z is local on socket 1; exchanging it with x would make x local
+        # and z remote: x's memory comes to it instead.
+        view = v.view([v.host('a', cpus=1)],
+                      [v.vm('x', 'a', 8 * M, socket=0, vcpus=1,
+                            memory_node=1),
+                       v.vm('z', 'a', 4 * M, socket=1, vcpus=1)])
+        plan = swap.numa_aware(view, self.PARAMS)
+        self.assertEqual((cluster.Repin('x', 'a', 0, move_memory=True),),
+                         plan.actions)
+
+    def test_memory_stays_off_a_node_serving_a_remote_tenant(self):
+        # z's memory could move to node 0, but node 0 holds the memory of
+        # y, which runs on socket 2 (locked, so it stays remote): z's
+        # misses would queue at the controller y's already cross the
+        # interconnect to.
+        hosts = [v.host('a', sockets=3, cpus=1)]
+        z = v.vm('z', 'a', 8 * M, socket=0, vcpus=1, memory_node=1)
+        local = v.vm('l1', 'a', 1 * M, socket=1, vcpus=1)
+        y = v.vm('y', 'a', 2 * M, socket=2, vcpus=1, memory_node=0,
+                 movable=False)
+        plan = swap.numa_aware(v.view(hosts, [z, local, y]), self.PARAMS)
+        self.assertEqual((), plan.actions)
+        self.assertEqual('numa_remote', _reasons(plan)['z'])
+        # y local on socket 2: the memory comes back.
+        y = dataclasses.replace(y, memory_node=None)
+        plan = swap.numa_aware(v.view(hosts, [z, local, y]), self.PARAMS)
+        self.assertEqual((cluster.Repin('z', 'a', 0, move_memory=True),),
+                         plan.actions)
 
     def test_off_leaves_the_memory_remote(self):
         params = dataclasses.replace(self.PARAMS, numa_repair=False)
