@@ -170,7 +170,7 @@ def _cycles(first, others):
     options = []
     for cycle in found:
         moves = [(cycle[0][0], cycle[0][1], False, cycle[0][2])]
-        for here, there in zip(cycle[1:], cycle[2:]):
+        for here in cycle[1:-1]:
             moves.append((here[0], start, False, here[2]))
             moves.append((here[0], here[1], False, here[2]))
         last = cycle[-1]
