@@ -726,17 +726,6 @@ class TestNumaRepair(testtools.TestCase):
             self.assertEqual(2, moved.count('y'))
             self.assertEqual(2, len(harm.action_groups(view, plan.actions)))
 
-    def test_a_local_instance_is_no_partner_for_a_cycle(self):
-        # z is local on socket 1; exchanging it with x would make x local
-        # and z remote: x's memory comes to it instead.
-        view = v.view([v.host('a', cpus=1)],
-                      [v.vm('x', 'a', 8 * M, socket=0, vcpus=1,
-                            memory_node=1),
-                       v.vm('z', 'a', 4 * M, socket=1, vcpus=1)])
-        plan = swap.numa_aware(view, self.PARAMS)
-        self.assertEqual((cluster.Repin('x', 'a', 0, move_memory=True),),
-                         plan.actions)
-
     def test_memory_stays_off_a_node_serving_a_remote_tenant(self):
         # z's memory could move to node 0, but node 0 holds the memory of
         # y, which runs on socket 2 (locked, so it stays remote): z's
