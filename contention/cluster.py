@@ -166,6 +166,10 @@ class Migrate:
     source_host: str
     dest_host: str
     dest_socket: Optional[int] = None
+    #: The measured roll-back's way back (:mod:`contention.swap.rollback`):
+    #: the move log records it as an undo, never undone and holding its
+    #: hosts for the cool-down.
+    undo: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,6 +192,8 @@ class Repin:
     host: str
     dest_socket: int
     move_memory: bool = False
+    #: The measured roll-back's way back (see :class:`Migrate`).
+    undo: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,6 +83,11 @@ def _check(uuids):
     return '; an operator must check %s' % ', '.join(uuids) if uuids else ''
 
 
+#: The measured roll-back's way back (``contention.swap.rollback``): the
+#: move log records it as an undo, which is never undone.
+_UNDO = {'type': 'boolean'}
+
+
 def _migration_schema(**partner):
     """The input schema of a live migration, and of its partner's leg.
 
@@ -96,6 +101,7 @@ def _migration_schema(**partner):
         'destination_node': _HOST,
         'migration_type': {'type': 'string', 'enum': ['live']},
         'destination_cpus': _CPUS,
+        'undo': _UNDO,
     }
     properties.update(partner)
     required = ['resource_id', 'source_node', 'destination_node']
@@ -246,6 +252,8 @@ class ContentionSwap(_NovaAction):
         migration_type            "live" (the only type)
         destination_cpus          optional CPU list to re-pin leg one to
         partner_destination_cpus  optional CPU list to re-pin leg two to
+        undo                      the measured roll-back's way back
+                                  (optional; recorded as an undo)
     """
 
     ABORT_TRUE = base.BaseAction.ABORT_TRUE + ['ContentionSwap']
@@ -399,8 +407,7 @@ class ContentionSwap(_NovaAction):
             LOG.warning('instance %s landed on %s but its agent did not '
                         're-pin it to CPUs %s: %s', uuid, host, cpus, exc)
 
-    @classmethod
-    def _move(cls, uuid, source, where, when, outcome=None, sent_to=None):
+    def _move(self, uuid, source, where, when, outcome=None, sent_to=None):
         """The move log's record of a leg.
 
         An instance at an UNKNOWN host is recorded on ``sent_to``, where
@@ -409,7 +416,8 @@ class ContentionSwap(_NovaAction):
         """
         if where is UNKNOWN:
             where, outcome = sent_to, swap.UNKNOWN
-        origin = cls.ORIGIN + (':' + outcome if outcome else '')
+        origin = swap.origin_of(
+            self.ORIGIN, bool(self.input_parameters.get('undo')), outcome)
         return swap.Move(uuid, source, where or source, when, origin)
 
     def execute(self):
@@ -523,6 +531,7 @@ class ContentionMigrate(ContentionSwap):
         destination_node  the host it moves to
         migration_type    "live" (the only type)
         destination_cpus  optional CPU list to re-pin it to on arrival
+        undo              the measured roll-back's way back (optional)
 
     The same Nova handling as ``contention_swap`` (a migration still
     running after the wait is aborted, any Nova error is a failed action
@@ -592,6 +601,7 @@ class ContentionRepin(_AgentAction):
         node         NUMA node to pin to, or
         cpus         host CPU list to pin to
         move_memory  also bind its memory to those CPUs' nodes
+        undo         the measured roll-back's way back (optional)
     """
 
     @classmethod
@@ -611,6 +621,7 @@ class ContentionRepin(_AgentAction):
                                    {'type': 'null'}]},
                 'cpus': _CPUS,
                 'move_memory': {'type': 'boolean'},
+                'undo': _UNDO,
             },
             'required': ['resource_id', 'host'],
             'additionalProperties': False,
@@ -628,8 +639,10 @@ class ContentionRepin(_AgentAction):
             cpus=p.get('cpus'), move_memory=move_memory))
         LOG.info('re-pinned %s on %s: %s', self.resource_id, p['host'],
                  result)
-        self._record([swap.Move(self.resource_id, p['host'], p['host'],
-                                time.time(), 'watcher:contention_repin')])
+        self._record([swap.Move(
+            self.resource_id, p['host'], p['host'], time.time(),
+            swap.origin_of('watcher:contention_repin',
+                           bool(p.get('undo'))))])
         return True
 
     def revert(self):

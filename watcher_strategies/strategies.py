@@ -140,6 +140,15 @@ def _legs(action):
     return (action,)
 
 
+def _undo(params, action):
+    """``params``, marked as the measured roll-back's way back if so.
+
+    The action records the mark in the move log, so the roll-back never
+    undoes an undo and holds its hosts for the cool-down.
+    """
+    return dict(params, undo=True) if action.undo else params
+
+
 class ContentionSwapBase(base.BaseStrategy):
     """What both swap strategies share."""
 
@@ -325,7 +334,8 @@ class ContentionSwapBase(base.BaseStrategy):
                 first.dest_host, first.dest_socket)
             params['partner_destination_cpus'] = self._leg_cpus(
                 second.dest_host, second.dest_socket)
-            self._solution_add(SWAP_ACTION, first.instance, params)
+            self._solution_add(SWAP_ACTION, first.instance,
+                               _undo(params, first))
         elif isinstance(action, cluster.Migrate):
             params = {'migration_type': 'live',
                       'source_node': action.source_host,
@@ -336,7 +346,8 @@ class ContentionSwapBase(base.BaseStrategy):
                 # moves the instance and its memory to the planned socket.
                 params['destination_cpus'] = self._leg_cpus(
                     action.dest_host, action.dest_socket)
-            self._solution_add(MIGRATE_ACTION, action.instance, params)
+            self._solution_add(MIGRATE_ACTION, action.instance,
+                               _undo(params, action))
         elif isinstance(action, cluster.Repin):
             params = {'host': action.host, 'socket': action.dest_socket,
                       'move_memory': bool(action.move_memory)}
@@ -347,7 +358,8 @@ class ContentionSwapBase(base.BaseStrategy):
             else:
                 params['cpus'] = self._leg_cpus(action.host,
                                                 action.dest_socket)
-            self._solution_add(REPIN_ACTION, action.instance, params)
+            self._solution_add(REPIN_ACTION, action.instance,
+                               _undo(params, action))
         elif isinstance(action, cluster.CpuQuota):
             old = self._quotas.get(action.instance)
             self._solution_add(QUOTA_ACTION, action.instance, {

@@ -35,6 +35,7 @@ from contention.swap.movelog import InMemoryMoveLog
 from contention.swap.movelog import Move
 from contention.swap.movelog import MoveLog
 from contention.swap.movelog import moves_of
+from contention.swap.movelog import origin_of
 from contention.swap.movelog import Seen
 from contention.swap.movelog import StoreMoveLog
 from contention.swap.movelog import UNKNOWN
@@ -50,6 +51,7 @@ __all__ = [
     'ALGORITHMS', 'apply', 'CACHE_AWARE', 'cache_aware', 'FAILED',
     'HALF_DONE', 'HOST',
     'InMemoryMoveLog', 'mix_class', 'Move', 'MoveLog', 'moves_of',
+    'origin_of',
     'NUMA_AWARE', 'numa_aware', 'pressure', 'REASONS', 'run_audit',
     'Seen', 'SOCKET', 'socket_loads', 'spread', 'State', 'StoreMoveLog',
     'SwapParameters', 'UNKNOWN',

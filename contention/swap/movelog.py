@@ -11,7 +11,8 @@ migration (one-way or a leg of a swap), a re-pin, a CPU quota change,
 and a swap leg that failed, was left half done, or whose instance Nova
 could not place (the instance may have moved, so it is held back as if
 it had; an unplaced one is recorded on the host it was sent to). ``origin`` says which
-(``<runner>:<action>[:<outcome>]``).
+(``<runner>:<action>[:undo][:<outcome>]``; ``undo`` marks the measured
+roll-back's moves back, :func:`is_undo`).
 
 A :class:`MoveLog` is what the audit is given: :class:`InMemoryMoveLog`
 in the simulator, :class:`StoreMoveLog` (the telemetry store's moves and
@@ -32,6 +33,8 @@ from contention import store as store_api
 FAILED = 'failed'
 HALF_DONE = 'half_done'
 UNKNOWN = 'unknown'
+#: The ``Move.origin`` part marking the measured roll-back's moves back.
+UNDO = 'undo'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,23 +178,40 @@ class StoreMoveLog(MoveLog):
                                      m.moved_at, m.origin) for m in moves])
 
 
+def origin_of(base, undo=False, outcome=None):
+    """``Move.origin`` of a move by ``base`` (``<runner>:<action>``)."""
+    return ':'.join([base] + ([UNDO] if undo else [])
+                    + ([outcome] if outcome else []))
+
+
+def is_undo(move):
+    """Whether ``move`` is the measured roll-back's move back."""
+    return UNDO in move.origin.split(':')[2:]
+
+
+def failed(move):
+    """Whether ``move`` did not end as planned (:data:`FAILED`, ...)."""
+    return move.origin.rsplit(':', 1)[-1] in (FAILED, HALF_DONE, UNKNOWN)
+
+
 def moves_of(actions, now, origin, hosts=None):
     """The :class:`Move` s ``actions`` (a plan's, all run) make.
 
     ``hosts`` ({uuid: host}) gives a quota change's host when the action
-    does not say it.
+    does not say it. A leg marked ``undo`` is recorded as one.
     """
     moves = []
     for action in actions:
         legs = ((action.first, action.second)
                 if isinstance(action, cluster.Swap) else (action,))
         for leg in legs:
+            mark = origin_of(origin, getattr(leg, 'undo', False))
             if isinstance(leg, cluster.Migrate):
                 moves.append(Move(leg.instance, leg.source_host,
-                                  leg.dest_host, now, origin))
+                                  leg.dest_host, now, mark))
             elif isinstance(leg, (cluster.Repin, cluster.CpuQuota)):
                 host = leg.host or (hosts or {}).get(leg.instance)
-                moves.append(Move(leg.instance, host, host, now, origin))
+                moves.append(Move(leg.instance, host, host, now, mark))
     return moves
 
 

@@ -20,15 +20,19 @@ M/M/1 queue of its vCPUs at the utilisation it had, with the work per
 request unchanged. Where the loss passes ``rollback_harm`` (off, 0, by
 default: see its help and ``doc/watcher.md``), our moves on that host
 within the cool-down are undone, newest first (all of them: which one
-hurt is not measured): a migration onto it goes back to its
-source host and socket (with the migration the same plan made the other
-way between the two hosts, as a swap), a re-pin puts the vCPUs and the memory
-back on the sockets they were seen on (memory moves only with the
-vCPUs, so memory that moved alone goes back with them, and they return
-alone). A move is undone only if it is its instance's one move within
-the cool-down (so an undo is never undone, and nothing is undone
-twice), and not if its instance has left the host or where it was is
-unknown.
+hurt is not measured). The cool-down moves an instance in one plan at
+most, so its moves within it are one episode (a rotation or a memory
+move re-pins it twice), undone as one: back to where it was seen before
+the first. An instance that migrated goes back to its source host and
+socket (with one that migrated the other way between the two hosts, as
+a swap), one re-pinned goes back to the sockets its vCPUs and memory
+were seen on (memory moves only with the vCPUs, so memory that moved
+alone goes back with them, and they return alone). The way back is
+marked ``undo`` (``cluster.Migrate.undo``, ``Repin.undo``) and the move
+log records it as such (:func:`movelog.is_undo`): an instance the
+roll-back moved is never undone, nothing is undone twice, and nothing
+is undone where its instance has left the host, a move did not end as
+planned, or where it was is unknown.
 
 The undo is judged by feasibility only (:func:`harm.feasible_order`, the
 rules Nova and the agent enforce as each leg runs): it goes back to a
@@ -44,12 +48,12 @@ each at most once per cool-down). The M/M/1 queue is steeper than a
 service with many workers (M/M/c), the cautious side.
 """
 
-import collections
 import dataclasses
 
 from contention import cluster
 from contention.swap import harm
 from contention.swap import measure
+from contention.swap import movelog
 
 REASONS = {
     'rollback_kept': 'an instance measures slower than before our moves on '
@@ -97,21 +101,21 @@ def plan(view, params, move_log, start):
         return (), (), None
     since = view.now - params.cooldown_s
     moves = move_log.moves_since(since)
-    count = collections.Counter(m.uuid for m in moves)
-    # Each instance's one move within the cool-down, if it ran.
-    undoable = [m for m in moves if count[m.uuid] == 1 and not _failed(m)]
+    episodes = _episodes(moves)
     landed = {}
     for move in moves:
-        landed.setdefault(move.dest_host, []).append(move)
+        if move.uuid in episodes:
+            landed.setdefault(move.dest_host, []).append(move.uuid)
     actions, skipped = [], []
     state = start.fork()
     for host in sorted(landed):
-        first = landed[host][0].moved_at
+        first = min(episodes[u][0].moved_at for u in landed[host])
         harmed = _harmed(view, host, move_log, first, since, params)
         if not harmed:
             continue
-        undo = [m for m in reversed(landed[host]) if m in undoable]
-        back = _undo_actions(state, undo, undoable, move_log, since)
+        # Newest first: the way back retraces the way there.
+        undo = list(dict.fromkeys(reversed(landed[host])))
+        back = _undo_actions(state, undo, episodes, move_log, since)
         kept = _fitting(view, state, back)
         if not kept:
             skipped.append(cluster.Skipped(
@@ -121,6 +125,24 @@ def plan(view, params, move_log, start):
             continue
         actions.extend(kept)
     return tuple(actions), tuple(skipped), state
+
+
+def _episodes(moves):
+    """{uuid: its moves, oldest first} that an undo may take back.
+
+    The cool-down moves an instance in one plan at most (a rotation or a
+    memory move re-pins it twice there), so its moves within it are one
+    episode, undone as one: back to where it was seen before the first.
+    An instance the roll-back moved already (an undo is never undone) or
+    one whose move did not end as planned (where it is may be unknown)
+    has none.
+    """
+    by_uuid = {}
+    for move in moves:
+        by_uuid.setdefault(move.uuid, []).append(move)
+    return {uuid: own for uuid, own in by_uuid.items()
+            if not any(movelog.is_undo(m) or movelog.failed(m)
+                       for m in own)}
 
 
 def _fitting(view, state, back):
@@ -146,18 +168,16 @@ def _fitting(view, state, back):
 def hold(view, move_log, params):
     """``view`` with the hosts an undo ran on left alone (disabled).
 
-    An instance moved twice within the cool-down was moved back by the
-    roll-back (the cool-down keeps a plan from moving it twice); the
-    hosts of its moves take no new move until the cool-down has passed,
-    or the next audit would plan the re-deal that was undone again, with
-    the other instances.
+    The hosts of the roll-back's moves within the cool-down take no new
+    move until it has passed, or the next audit would plan the re-deal
+    that was undone again, with the other instances.
     """
     if not params.rollback_harm or move_log is None or not params.cooldown_s:
         return view
-    moves = [m for m in move_log.moves_since(view.now - params.cooldown_s)
-             if not _failed(m)]
-    count = collections.Counter(m.uuid for m in moves)
-    held = {m.dest_host for m in moves if count[m.uuid] > 1}
+    held = set()
+    for move in move_log.moves_since(view.now - params.cooldown_s):
+        if movelog.is_undo(move) and not movelog.failed(move):
+            held.update((move.source_host, move.dest_host))
     if not held:
         return view
     hosts = tuple(
@@ -166,11 +186,6 @@ def hold(view, move_log, params):
             'cooldown seconds ago')) if h.name in held and h.enabled else h
         for h in view.hosts)
     return cluster.ClusterView(hosts, view.instances, now=view.now)
-
-
-def _failed(move):
-    return move.origin.rsplit(':', 1)[-1] in (
-        'failed', 'half_done', 'unknown')
 
 
 def _harmed(view, host, move_log, first, since, params):
@@ -188,54 +203,56 @@ def _harmed(view, host, move_log, first, since, params):
     return sorted(found, key=lambda x: -x[1])
 
 
-def _back(state, move, move_log, since):
-    """(instance now, socket it ran on, socket its memory was on), or None.
+def _back(state, episode, move_log, since):
+    """(instance now, host, socket it ran on, socket of its memory), or None.
 
-    None where the instance is no longer where the move put it, or where
-    it was before is not known.
+    Where ``episode``'s instance was seen before its first move. None
+    where it is no longer where the last move put it, or where it was
+    before is not known.
     """
-    inst = state.inst.get(move.uuid)
-    if inst is None or inst.host != move.dest_host:
+    first, last = episode[0], episode[-1]
+    inst = state.inst.get(first.uuid)
+    if inst is None or inst.host != last.dest_host:
         return None
-    before = move_log.seen_before(move.uuid, move.moved_at, since)
-    if before is None or move.source_host not in state.hosts:
+    before = move_log.seen_before(first.uuid, first.moved_at, since)
+    if before is None or first.source_host not in state.hosts:
         return None
-    return (inst, state.node_socket(move.source_host, before.node),
-            state.node_socket(move.source_host, before.memory_node))
+    host = first.source_host
+    return (inst, host, state.node_socket(host, before.node),
+            state.node_socket(host, before.memory_node))
 
 
-def _undo_actions(state, undo, undoable, move_log, since):
+def _undo_actions(state, undo, episodes, move_log, since):
     """The actions taking ``undo``'s instances back, in that order.
 
-    A migration goes back with the migration of the same cool-down the
-    other way between its two hosts, if any (a swap's other leg), as a
-    swap.
+    An instance that migrated goes back with one that migrated the other
+    way between the same two hosts, if any (a swap's other leg), as a
+    swap; one re-pinned on its host goes back to its sockets.
     """
     actions, done = [], set()
-    for move in undo:
-        back = None if move.uuid in done else _back(state, move, move_log,
-                                                    since)
+    for uuid in undo:
+        back = None if uuid in done else _back(state, episodes[uuid],
+                                               move_log, since)
         if back is None:
             continue
-        inst, socket, memory = back
-        done.add(move.uuid)
-        if move.source_host != move.dest_host:
-            leg = cluster.Migrate(move.uuid, move.dest_host,
-                                  move.source_host, socket)
-            other = next((m for m in undoable if m.uuid not in done
-                          and m.source_host == move.dest_host
-                          and m.dest_host == move.source_host), None)
-            other_back = (None if other is None else
-                          _back(state, other, move_log, since))
-            if other_back is None:
-                actions.append(leg)
-                continue
-            done.add(other.uuid)
-            actions.append(cluster.Swap(leg, cluster.Migrate(
-                other.uuid, other.dest_host, other.source_host,
-                other_back[1])))
+        inst, host, socket, memory = back
+        done.add(uuid)
+        if host == inst.host:
+            actions.extend(_repins_back(state, inst, socket, memory))
             continue
-        actions.extend(_repins_back(state, inst, socket, memory))
+        leg = cluster.Migrate(uuid, inst.host, host, socket, undo=True)
+        other = next((
+            (o, b) for o, b in (
+                (o, _back(state, episodes[o], move_log, since))
+                for o in sorted(episodes) if o not in done)
+            if b is not None and b[0].host == host and b[1] == inst.host),
+            None)
+        if other is None:
+            actions.append(leg)
+            continue
+        done.add(other[0])
+        actions.append(cluster.Swap(leg, cluster.Migrate(
+            other[0], host, inst.host, other[1][2], undo=True)))
     return actions
 
 
@@ -251,9 +268,11 @@ def _repins_back(state, inst, socket, memory):
     repins = []
     if memory is not None and memory != state.memory_socket(inst):
         repins.append(cluster.Repin(inst.uuid, inst.host, memory,
-                                    move_memory=True))
+                                    move_memory=True, undo=True))
         if memory != socket:
-            repins.append(cluster.Repin(inst.uuid, inst.host, socket))
+            repins.append(cluster.Repin(inst.uuid, inst.host, socket,
+                                        undo=True))
     elif socket != inst.socket:
-        repins.append(cluster.Repin(inst.uuid, inst.host, socket))
+        repins.append(cluster.Repin(inst.uuid, inst.host, socket,
+                                    undo=True))
     return repins

@@ -118,7 +118,7 @@ class _SwapPolicy(policy.Policy):
                                   origin):
             moves.append(swap.Move(move.uuid, move.source_host,
                                    move.source_host, now,
-                                   '%s:%s' % (origin, swap.FAILED)))
+                                   '%s:%s' % (move.origin, swap.FAILED)))
         self.move_log.record(moves, seen=self._seen)
 
 

@@ -103,9 +103,9 @@ SWAP = 'watcher:contention_swap:'
 
 class TestContentionSwap(base.TestCase):
 
-    def _failed(self, nova):
+    def _failed(self, nova, **extra):
         """The swap on ``nova`` and the failure its execute() raises."""
-        action = _swap(nova)
+        action = _swap(nova, **extra)
         return action, self.assertRaises(actions.ContentionActionFailed,
                                          action.execute)
 
@@ -122,6 +122,19 @@ class TestContentionSwap(base.TestCase):
         self.assertEqual([(A, 'h2'), (B, 'h1')], nova.calls)
         self.assertEqual({A: 'h2', B: 'h1'}, nova.where)
         self.assertEqual([A, B], [m.uuid for m in action.moved])
+
+    def test_the_roll_backs_swap_is_recorded_as_an_undo(self):
+        # The roll-back never undoes an undo: the move log must say so,
+        # the failed outcome after the mark.
+        action = _swap(FakeNova({A: 'h1', B: 'h2'}), undo=True)
+        action.validate_parameters()
+        self.assertTrue(action.execute())
+        self.assertEqual(['watcher:contention_swap:undo'] * 2,
+                         [m.origin for m in action.moved])
+        action, _ = self._failed(FakeNova({A: 'h1', B: 'h2'},
+                                          raises={(A, 'h2')}), undo=True)
+        self.assertEqual(['watcher:contention_swap:undo:failed'],
+                         [m.origin for m in action.moved])
 
     def test_numa_legs_are_repinned_where_they_landed(self):
         nova = FakeNova({A: 'h1', B: 'h2'})
@@ -424,6 +437,8 @@ class TestContentionRepin(base.TestCase):
         for cls, params, call, origin in (
                 (actions.ContentionRepin, {'node': 1}, 'repin',
                  'watcher:contention_repin'),
+                (actions.ContentionRepin, {'node': 1, 'undo': True}, 'repin',
+                 'watcher:contention_repin:undo'),
                 (actions.ContentionCpuQuota, {'quota': 0.5},
                  'set_cpu_quota', 'watcher:contention_cpu_quota')):
             action = cls(utils.Struct(connection=None))

@@ -14,6 +14,7 @@ from watcher import conf as watcher_conf
 from watcher.tests.unit.decision_engine.strategy.strategies import \
     test_base
 
+from contention import cluster
 from contention import opts as core_opts
 from contention.perfmodel import features
 from contention.perfmodel import mixes
@@ -22,6 +23,7 @@ from contention.sim import training
 from contention import store as store_api
 from contention import swap
 from tests.unit.watcher_strategies import fixtures as f
+from watcher_strategies import actions
 from watcher_strategies import opts
 from watcher_strategies import planner
 from watcher_strategies import strategies
@@ -311,6 +313,26 @@ class TestNumaAwareSwap(_StrategyTest):
         solution = self.run_strategy(model, store, max_swaps=0,
                                      numa_repair=False)
         self.assertEqual([], solution.actions)
+
+    def test_the_roll_backs_moves_carry_the_undo_mark(self):
+        # The actions record an undo as such (the roll-back never undoes
+        # one); the mark passes their schemas.
+        model, store = self.two_hosts()
+        self.run_strategy(model, store)
+        self.strategy.solution._actions = []
+        back = cluster.Migrate(f.uid('h0'), 'hot', 'cold', 1, undo=True)
+        for action in (cluster.Repin(f.uid('h0'), 'hot', 1, undo=True),
+                       back, cluster.Swap(back, cluster.Migrate(
+                           f.uid('c0'), 'cold', 'hot', 0, undo=True))):
+            self.strategy._add_action(action)
+        kinds = {'contention_repin': actions.ContentionRepin,
+                 'contention_migrate': actions.ContentionMigrate,
+                 'contention_swap': actions.ContentionSwap}
+        for added in self.strategy.solution.actions:
+            self.assertIs(True, added['input_parameters']['undo'])
+            jsonschema.validate(
+                added['input_parameters'],
+                kinds[added['action_type']](utils.Struct()).schema)
 
 
 def tiny_model_file(test):

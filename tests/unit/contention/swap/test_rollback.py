@@ -83,8 +83,9 @@ class TestUndo(testtools.TestCase):
 
     def test_a_slowed_co_runner_undoes_the_repin(self):
         plan = swap.run_audit(self._view(0.8), PARAMS, self._log())
-        self.assertEqual((cluster.Repin('a', 'h', 1, move_memory=True),),
-                         plan.actions)
+        self.assertEqual(
+            (cluster.Repin('a', 'h', 1, move_memory=True, undo=True),),
+            plan.actions)
 
     def test_within_the_bound_nothing_is_undone(self):
         self.assertEqual((), swap.run_audit(self._view(0.97), PARAMS,
@@ -105,24 +106,48 @@ class TestUndo(testtools.TestCase):
         # a's memory was on socket 0 before the re-pin too.
         plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
             a_before=_seen('h', 1, memory_node=0)))
-        self.assertEqual((cluster.Repin('a', 'h', 1),), plan.actions)
+        self.assertEqual((cluster.Repin('a', 'h', 1, undo=True),),
+                         plan.actions)
 
     def test_memory_moved_alone_goes_back_with_the_vcpus_for_a_moment(self):
         # a's vCPUs stayed on 0; its memory came from node 1 (a repair).
         plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
             a_before=_seen('h', 0, memory_node=1)))
-        self.assertEqual((cluster.Repin('a', 'h', 1, move_memory=True),
-                          cluster.Repin('a', 'h', 0)), plan.actions)
+        self.assertEqual(
+            (cluster.Repin('a', 'h', 1, move_memory=True, undo=True),
+             cluster.Repin('a', 'h', 0, undo=True)), plan.actions)
 
     def test_an_undo_is_never_undone_and_holds_the_host(self):
-        # a moved twice within the cool-down: the second was the undo.
-        log = self._log(swap.Move('a', 'h', 'h', NOW - 30, 'sim:test'))
+        # a's second move within the cool-down was the undo.
+        log = self._log(swap.Move('a', 'h', 'h', NOW - 30, swap.origin_of(
+            'sim:test', undo=True)))
         view = self._view(0.8)
         plan = swap.run_audit(view, PARAMS, log)
         self.assertEqual((), plan.actions)
         held = rollback.hold(view, log, PARAMS)
         self.assertFalse(held.hosts[0].enabled)
         self.assertIn('rollback_hold', held.hosts[0].skip_reason)
+
+    def test_a_plan_moving_an_instance_twice_is_undone_as_one(self):
+        # A rotation re-pins a twice in one plan (1 -> 2 -> 0): it goes
+        # back to where it was seen before the first, and the host is not
+        # held (nothing was undone yet).
+        log = self._log(swap.Move('a', 'h', 'h', THEN, 'sim:test'))
+        view = self._view(0.8)
+        self.assertIs(view, rollback.hold(view, log, PARAMS))
+        plan = swap.run_audit(view, PARAMS, log)
+        self.assertEqual(
+            (cluster.Repin('a', 'h', 1, move_memory=True, undo=True),),
+            plan.actions)
+
+    def test_the_undo_is_recorded_as_one(self):
+        moves = swap.moves_of(
+            [cluster.Repin('a', 'h', 1, undo=True), cluster.Repin('b', 'h', 1),
+             cluster.Swap(cluster.Migrate('x', 'h1', 'h2', undo=True),
+                          cluster.Migrate('y', 'h2', 'h1', undo=True))],
+            NOW, 'sim:test')
+        self.assertEqual(['sim:test:undo', 'sim:test', 'sim:test:undo',
+                          'sim:test:undo'], [m.origin for m in moves])
 
     def test_a_failed_attempt_is_not_undone(self):
         log = _log([swap.Move('a', 'h', 'h', THEN, 'sim:test:' +
@@ -162,8 +187,8 @@ class TestUndoMigrations(testtools.TestCase):
         swapped = plan.actions[0]
         self.assertIsInstance(swapped, cluster.Swap)
         self.assertEqual(
-            {cluster.Migrate('x', 'h1', 'h2', 1),
-             cluster.Migrate('y', 'h2', 'h1', 0)},
+            {cluster.Migrate('x', 'h1', 'h2', 1, undo=True),
+             cluster.Migrate('y', 'h2', 'h1', 0, undo=True)},
             {swapped.first, swapped.second})
 
     def test_an_undo_that_does_not_fit_is_not_proposed(self):
