@@ -113,6 +113,20 @@ def _expired(signum, frame):
     raise RowTimeout()
 
 
+def timed_out_by(exc):
+    """Whether ``exc`` is a :class:`RowTimeout` or was raised handling one.
+
+    The timer interrupts a row wherever it is: a clean-up on the way out
+    (a planning state restored after a half-made move) can fail in turn,
+    and that failure is the timeout's, not a defect of the row.
+    """
+    while exc is not None:
+        if isinstance(exc, RowTimeout):
+            return True
+        exc = exc.__context__
+    return False
+
+
 @contextlib.contextmanager
 def cpu_limit(seconds):
     """Raise :class:`RowTimeout` in the block after ``seconds`` of CPU."""
@@ -141,7 +155,9 @@ def run_cluster(item, limit=None, entries=None):
         try:
             with cpu_limit(limit or row_cpu_s(spec.hosts)):
                 rows[e.label] = outcome(run.run_entry(scen, e)[0])
-        except RowTimeout:
+        except Exception as exc:
+            if not timed_out_by(exc):
+                raise
             timed_out.append(e.label)
     return name, spec, rows, tuple(timed_out), time.monotonic() - started
 

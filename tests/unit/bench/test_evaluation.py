@@ -416,6 +416,20 @@ class TestFamilyPlan(testtools.TestCase):
             with family.cpu_limit(0.05):
                 spin()
 
+    def test_a_clean_up_failing_on_the_timeout_is_the_timeout(self):
+        # The timer can land inside a half-made move; the restore on the
+        # way out then fails, and the row is timed out, not broken.
+        def interrupted():
+            try:
+                raise family.RowTimeout()
+            finally:
+                raise KeyError('half-made move')
+        try:
+            interrupted()
+        except KeyError as exc:
+            self.assertTrue(family.timed_out_by(exc))
+        self.assertFalse(family.timed_out_by(KeyError('a defect')))
+
 
 class TestSplice(testtools.TestCase):
     """--family-only replaces the family section and keeps the rest."""
