@@ -139,17 +139,20 @@ def cpu_limit(seconds):
         signal.signal(signal.SIGPROF, old)
 
 
-def run_cluster(item, limit=None, entries=None):
+def run_cluster(item, limit=None, entries=None, noise=0.0):
     """(name, spec, {label: Outcome}, timed-out labels, wall s) of a cluster.
 
     ``entries``: the rows to run (default :func:`entries_for` the
-    cluster). Runs in a child process (see :func:`run_family`).
+    cluster); ``noise``: the scenario's counter noise (generated clusters
+    have none). Runs in a child process (see :func:`run_family`).
     """
     from bench.evaluation import run  # Watcher's modules, in the child
     spec, seed, name = item
     run.quiet()
     started = time.monotonic()
     scen = generate.scenario(spec, seed, name)
+    if noise:
+        scen = dataclasses.replace(scen, noise=noise)
     rows, timed_out = {}, []
     for e in entries or entries_for(spec.hosts):
         try:
@@ -163,14 +166,16 @@ def run_cluster(item, limit=None, entries=None):
 
 
 def run_family(size=DEFAULT_SIZE, seed=DEFAULT_SEED, jobs=None,
-               epochs=EPOCHS, progress=None, budget_s=None, entries=None):
+               epochs=EPOCHS, progress=None, budget_s=None, entries=None,
+               noise=0.0):
     """({name: (spec, {label: Outcome})}, {name: timed-out labels}, s).
 
     ``jobs`` child processes (default: the CPUs) run clusters in
     parallel, smallest first. With ``budget_s``, clusters not finished
     when it is spent are stopped and left out, listed under the name
     ``'(unfinished)'`` of the second mapping. ``entries``: the rows
-    (default :func:`entries_for` each cluster).
+    (default :func:`entries_for` each cluster); ``noise``: counter noise
+    on every cluster (:func:`run_cluster`).
     """
     small, medium, large = size
     items = generate.family(seed, small, medium, large, epochs)
@@ -182,7 +187,8 @@ def run_family(size=DEFAULT_SIZE, seed=DEFAULT_SEED, jobs=None,
     pool = ctx.Pool(jobs, maxtasksperchild=20)
     try:
         results = pool.imap_unordered(
-            functools.partial(run_cluster, entries=entries), items)
+            functools.partial(run_cluster, entries=entries, noise=noise),
+            items)
         for k in range(len(items)):
             left = (None if budget_s is None
                     else budget_s - (time.monotonic() - started))

@@ -1,7 +1,7 @@
 """What-if: the measured roll-back on generated families (simulated).
 
 ``python -m bench.evaluation.rollback --seeds 19,41 --size 100,6
---rollback-harm 0.05`` runs our four rows on each seed's family
+--rollback-harm 0.05 [--noise 0.02]`` runs our four rows on each seed's family
 (:func:`bench.evaluation.family.run_family`) as shipped and with
 ``rollback_harm`` set (:mod:`contention.swap.rollback`), and prints, per
 seed and row, the clusters harmed past issue 19's bounds, the summed and
@@ -65,16 +65,19 @@ def main(argv):
     parser.add_argument('--size', default='100,6',
                         help='SMALL,MEDIUM clusters of each family')
     parser.add_argument('--rollback-harm', type=float, default=0.05)
+    parser.add_argument('--noise', type=float, default=0.0,
+                        help='log-normal sigma of counter noise on every '
+                             'cluster (generated clusters have none)')
     parser.add_argument('--jobs', type=int, default=None)
     args = parser.parse_args(argv)
     small, medium = (int(x) for x in args.size.split(','))
     for seed in (int(s) for s in args.seeds.split(',')):
         fam, timeouts, wall = family.run_family(
             (small, medium, 0), seed, jobs=args.jobs,
-            entries=entries(args.rollback_harm))
-        print('\nFamily seed %d: %d clusters, %.0f s (simulated; shipped '
-              '-> rollback_harm %g)%s\n' % (
-                  seed, len(fam), wall, args.rollback_harm,
+            entries=entries(args.rollback_harm), noise=args.noise)
+        print('\nFamily seed %d: %d clusters, %.0f s (simulated; counter '
+              'noise %g; shipped -> rollback_harm %g)%s\n' % (
+                  seed, len(fam), wall, args.noise, args.rollback_harm,
                   '; over the CPU bound: %s' % timeouts if timeouts else ''))
         print(table(fam, args.rollback_harm))
         sys.stdout.flush()

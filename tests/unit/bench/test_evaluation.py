@@ -2,6 +2,7 @@
 
 import logging
 import types
+from unittest import mock
 import warnings
 
 import fixtures
@@ -525,6 +526,25 @@ class TestHoldout(testtools.TestCase):
                 (spec, 5, 'gen-test'), entries=none)
         self.assertEqual(('gen-test', ['none'], ()),
                          (name, sorted(rows), late))
+
+    def test_a_cluster_runs_with_the_counter_noise_it_is_given(self):
+        from bench.evaluation import run
+        from contention.sim import generate
+        spec = generate.ClusterSpec(hosts=8, classes=('xeon-2s4c',),
+                                    occupancy=0.5, placement='random',
+                                    apps=3, epochs=1)
+        none = tuple(e for e in family.HOLDOUT_ENTRIES if e.label == 'none')
+        seen = []
+
+        def run_entry(scen, entry):
+            seen.append(scen.noise)
+            raise family.RowTimeout()
+        self.addCleanup(logging.disable, logging.NOTSET)
+        with mock.patch.object(run, 'run_entry', run_entry):
+            for noise in (0.0, 0.02):
+                family.run_cluster((spec, 5, 'gen-test'), entries=none,
+                                   noise=noise)
+        self.assertEqual([0.0, 0.02], seen)
 
     def test_section_counts_harm_per_seed_and_over_all(self):
         from bench.evaluation import report
