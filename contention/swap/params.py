@@ -139,8 +139,10 @@ class SwapParameters:
              'once per cool-down, and the host takes no new move until the '
              'cool-down has passed. The audit that undoes plans nothing '
              'else. Measured on generated clusters at 0.05 (doc/watcher.md, '
-             '"Measured roll-back"); off by default because it undoes all of '
-             'our moves on the host, good ones with the bad.')
+             '"Measured roll-back"): far fewer clusters harmed, but off by '
+             'default because it also undoes good moves on counter noise '
+             'and demand phases, and a plan it undid is planned again once '
+             'the hold has passed.')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '
