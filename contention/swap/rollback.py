@@ -241,19 +241,28 @@ def _undo_actions(state, undo, episodes, move_log, since):
             actions.extend(_repins_back(state, inst, socket, memory))
             continue
         leg = cluster.Migrate(uuid, inst.host, host, socket, undo=True)
-        other = next((
-            (o, b) for o, b in (
-                (o, _back(state, episodes[o], move_log, since))
-                for o in sorted(episodes) if o not in done)
-            if b is not None and b[0].host == host and b[1] == inst.host),
-            None)
-        if other is None:
+        partner = _partner(state, episodes, done, inst.host, host,
+                           move_log, since)
+        if partner is None:
             actions.append(leg)
             continue
-        done.add(other[0])
-        actions.append(cluster.Swap(leg, cluster.Migrate(
-            other[0], host, inst.host, other[1][2], undo=True)))
+        done.add(partner.instance)
+        actions.append(cluster.Swap(leg, partner))
     return actions
+
+
+def _partner(state, episodes, done, here, there, move_log, since):
+    """The way back from ``there`` to ``here`` of another instance, or None.
+
+    An instance not yet taken back that is now on ``there`` and came
+    from ``here`` (a swap's other leg), as a marked Migrate.
+    """
+    for uuid in sorted(episodes):
+        back = (None if uuid in done
+                else _back(state, episodes[uuid], move_log, since))
+        if back is not None and back[0].host == there and back[1] == here:
+            return cluster.Migrate(uuid, there, here, back[2], undo=True)
+    return None
 
 
 def _repins_back(state, inst, socket, memory):
