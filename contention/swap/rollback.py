@@ -45,7 +45,10 @@ Limitations: a measurement of one interval against one earlier; a
 phase change of the instance's own demand in between, or counter noise,
 looks the same as harm (a false alarm costs the moves it undoes, and
 each at most once per cool-down). The M/M/1 queue is steeper than a
-service with many workers (M/M/c), the cautious side.
+service with many workers (M/M/c), the cautious side. The hold lasts
+one cool-down: after it the plan that was undone can be planned, and
+undone, again (one reason the rule is off by default, ``doc/watcher.md``
+"Measured roll-back").
 """
 
 import dataclasses
