@@ -10,6 +10,11 @@ exchange, later actions of the same instance):
 * ``would_undo``: a migration taking an instance back to the host it
   left within the cool-down (the move log's hosts; a re-pin's socket is
   not in the log, so re-pins are not judged);
+* ``rolled_back``: a migration onto, or a re-pin on, a host the measured
+  roll-back (:mod:`.rollback`) took the instance off, as long as the
+  move log remembers it: the roll-back measured that move to harm, and
+  after its one-cool-down hold the audit would otherwise plan it again
+  and the roll-back undo it again, every two cool-downs;
 * ``no_transient_room``: a one-way migration, or the first leg of a swap
   or exchange, with no room where it lands (the other leg has not left
   yet), in every leg order, by the rules Nova and the agent enforce as
@@ -61,11 +66,16 @@ from contention.perfmodel import features
 from contention.perfmodel import mixes
 from contention.swap import feasibility
 from contention.swap import measure
+from contention.swap import movelog
 from contention.swap import state as state_mod
 
 REASONS = {
     'would_undo': 'the move takes the instance back to the host it left '
                   'less than cooldown seconds ago',
+    'rolled_back': 'the measured roll-back took the instance off this '
+                   'host (for a re-pin, re-dealt it back there); it is '
+                   'not moved there again while the move log remembers '
+                   'that',
     'no_transient_room': 'the move (or a swap\'s first leg, in either '
                          'order) has no room where it lands before the '
                          'other leg leaves',
@@ -102,7 +112,8 @@ def check(view, plan, params, move_log=None, mix_values=None,
         start = state_mod.State(view, thresholds=thresholds)
     groups = action_groups(view, plan.actions)
     skipped = list(plan.skipped)
-    groups = _undo_free(view, groups, params, move_log, skipped)
+    if move_log is not None:
+        groups = _undo_free(view, groups, params, move_log, skipped)
     predictor = Predictor(mix_values)
     baseline = Baseline(view, start)
     spared = None
@@ -432,27 +443,47 @@ def _drop(group, reason, skipped, dropped):
 
 
 def _undo_free(view, groups, params, move_log, skipped):
-    """``groups`` without those moving an instance back within cool-down."""
-    if move_log is None or not params.cooldown_s:
-        return groups
+    """``groups`` without those undoing a move or redoing an undone one.
+
+    ``would_undo``: a migration back to the host its instance left
+    within the cool-down. ``rolled_back``: a move (a migration, a re-pin)
+    of an instance onto a host the measured roll-back took it off
+    (:func:`movelog.undone`), which it measured to harm.
+    """
     left = {}
-    for move in move_log.moves_since(view.now - params.cooldown_s):
-        if move.source_host != move.dest_host:
-            left.setdefault(move.uuid, set()).add(move.source_host)
+    if params.cooldown_s:
+        for move in move_log.moves_since(view.now - params.cooldown_s):
+            if move.source_host != move.dest_host:
+                left.setdefault(move.uuid, set()).add(move.source_host)
+    off = movelog.undone(move_log)
     kept = []
     for group in groups:
-        back = [leg for action in group for leg in _legs(action)
-                if isinstance(leg, cluster.Migrate)
-                and leg.dest_host in left.get(leg.instance, ())]
-        if back:
+        reason = None
+        for leg in (leg for action in group for leg in _legs(action)):
+            dest = _onto(leg)
+            if dest in left.get(leg.instance, ()):
+                reason = ('would_undo: back to %s within the %.0f s '
+                          'cool-down' % (dest, params.cooldown_s))
+            elif dest in off.get(leg.instance, ()):
+                reason = ('rolled_back: the measured roll-back took it '
+                          'off %s' % dest)
+            if reason:
+                break
+        if reason:
             for uuid in sorted(_instances(group)):
-                skipped.append(cluster.Skipped(
-                    uuid, 'would_undo: back to %s within the %.0f s '
-                          'cool-down' % (back[0].dest_host,
-                                         params.cooldown_s)))
+                skipped.append(cluster.Skipped(uuid, reason))
         else:
             kept.append(group)
     return kept
+
+
+def _onto(leg):
+    """The host a migration takes its instance to, or a re-pin re-deals."""
+    if isinstance(leg, cluster.Migrate):
+        return leg.dest_host
+    if isinstance(leg, cluster.Repin):
+        return leg.host
+    return None
 
 
 def _over(state, host_name):

@@ -194,6 +194,25 @@ def failed(move):
     return move.origin.rsplit(':', 1)[-1] in (FAILED, HALF_DONE, UNKNOWN)
 
 
+def undone(move_log):
+    """{uuid: hosts the measured roll-back took it off}, all the log holds.
+
+    An undo (:func:`is_undo`) that did not fail is a move measured to
+    harm: the instance was taken off the host it left (for a re-pin, the
+    host it stays on, re-dealt). The harm check does not propose it there
+    again while the log remembers the undo (the store's history
+    retention; a simulated run's whole length), or the audit after the
+    roll-back's hold would plan it again and the roll-back undo it again.
+    """
+    if move_log is None:
+        return {}
+    off = {}
+    for move in move_log.moves_since(0.0):
+        if is_undo(move) and not failed(move):
+            off.setdefault(move.uuid, set()).add(move.source_host)
+    return off
+
+
 def moves_of(actions, now, origin, hosts=None):
     """The :class:`Move` s ``actions`` (a plan's, all run) make.
 

@@ -137,12 +137,14 @@ class SwapParameters:
              'the utilisation it had): migrations go back to their host '
              'and socket, re-pins to their socket, each instance at most '
              'once per cool-down, and the host takes no new move until the '
-             'cool-down has passed. The audit that undoes plans nothing '
-             'else. Measured on generated clusters at 0.05 (doc/watcher.md, '
-             '"Measured roll-back"): far fewer clusters harmed, but off by '
-             'default because it also undoes good moves on counter noise '
-             'and demand phases, and a plan it undid is planned again once '
-             'the hold has passed.')
+             'cool-down has passed; an undone move is not proposed again '
+             'while the move log remembers it. The audit that undoes plans '
+             'nothing else. Measured on generated clusters at 0.05 '
+             '(doc/watcher.md, "Measured roll-back"): far fewer clusters '
+             'harmed, but off by default because it also undoes good moves '
+             'on counter noise and demand phases, and the papers\' own '
+             'trades (a CPU-bound VM a few per cent slower for a '
+             'memory-bound one much faster).')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '

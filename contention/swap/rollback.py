@@ -46,9 +46,11 @@ phase change of the instance's own demand in between, or counter noise,
 looks the same as harm (a false alarm costs the moves it undoes, and
 each at most once per cool-down). The M/M/1 queue is steeper than a
 service with many workers (M/M/c), the cautious side. The hold lasts
-one cool-down: after it the plan that was undone can be planned, and
-undone, again (one reason the rule is off by default, ``doc/watcher.md``
-"Measured roll-back").
+one cool-down; after it the harm check keeps an undone move from being
+proposed again as long as the move log remembers it (``rolled_back``,
+:func:`movelog.undone`), or the audits would plan it and undo it every
+two cool-downs. Moves of other instances onto the same host are not
+remembered: a different plan may still be tried, and undone, once.
 """
 
 import dataclasses
@@ -173,7 +175,8 @@ def hold(view, move_log, params):
 
     The hosts of the roll-back's moves within the cool-down take no new
     move until it has passed, or the next audit would plan the re-deal
-    that was undone again, with the other instances.
+    that was undone again, with the other instances. After it, the harm
+    check still refuses the undone moves themselves (``rolled_back``).
     """
     if not params.rollback_harm or move_log is None or not params.cooldown_s:
         return view

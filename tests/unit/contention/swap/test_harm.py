@@ -690,6 +690,44 @@ class TestWouldUndo(testtools.TestCase):
         self.assertEqual(plan.actions,
                          harm.check(view, plan, PARAMS, old).actions)
 
+    def _undone(self, *moves):
+        log = movelog.InMemoryMoveLog()
+        log.record(moves)
+        return log
+
+    def test_a_move_the_roll_back_undid_is_not_planned_again(self):
+        # Long after the cool-down: x was undone from b back to a, y's
+        # re-deal on a was undone, both measured to harm.
+        view = v.view([v.host('a'), v.host('b'), v.host('c')],
+                      [v.vm('x', 'a', 30 * M, socket=0),
+                       v.vm('y', 'a', 10 * M, socket=1)])
+        long_ago = view.now - 2 * PARAMS.cooldown_s
+        undo = swap.origin_of('sim:test', undo=True)
+        log = self._undone(movelog.Move('x', 'b', 'a', long_ago, undo),
+                           movelog.Move('y', 'a', 'a', long_ago, undo))
+        for action in (cluster.Migrate('x', 'a', 'b', 0),
+                       cluster.Repin('y', 'a', 0)):
+            out = harm.check(view, cluster.Plan(actions=(action,)), PARAMS,
+                             log)
+            self.assertEqual((), out.actions)
+            self.assertEqual('rolled_back',
+                             out.skipped[0].reason.split(':')[0])
+        elsewhere = cluster.Plan(actions=(cluster.Migrate('x', 'a', 'c', 0),))
+        self.assertEqual(elsewhere.actions,
+                         harm.check(view, elsewhere, PARAMS, log).actions)
+
+    def test_a_failed_undo_or_a_plain_move_is_no_memory(self):
+        view = v.view([v.host('a'), v.host('b')],
+                      [v.vm('x', 'a', 30 * M, socket=0)])
+        long_ago = view.now - 2 * PARAMS.cooldown_s
+        plan = cluster.Plan(actions=(cluster.Migrate('x', 'a', 'b', 0),))
+        for origin in (swap.origin_of('sim:test', undo=True,
+                                      outcome=movelog.FAILED),
+                       'sim:test'):
+            log = self._undone(movelog.Move('x', 'b', 'a', long_ago, origin))
+            self.assertEqual(plan.actions,
+                             harm.check(view, plan, PARAMS, log).actions)
+
 
 IMAGES = ('i0', 'i1', 'i2', 'i3')
 
