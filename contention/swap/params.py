@@ -139,12 +139,15 @@ class SwapParameters:
              'once per cool-down, and the host takes no new move until the '
              'cool-down has passed; an undone move is not proposed again '
              'while the move log remembers it. The audit that undoes plans '
-             'nothing else. Measured on generated clusters at 0.05 '
-             '(doc/watcher.md, "Measured roll-back"): far fewer clusters '
-             'harmed, but off by default because it also undoes good moves '
-             'on counter noise and demand phases, and the papers\' own '
-             'trades (a CPU-bound VM a few per cent slower for a '
-             'memory-bound one much faster).')
+             'nothing else. Measured on generated clusters '
+             '(doc/watcher.md, "Measured roll-back"): at 0.05 far fewer '
+             'clusters harmed, but it also undoes good moves on counter '
+             'noise and demand phases, and the papers\' own trades (a '
+             'CPU-bound VM a few per cent slower for a memory-bound one '
+             'much faster); at 0.15 it undoes only a VM made much worse '
+             '(30-53 % slower -> 9-15 %, for at most 3 % of the gain), '
+             'but still on demand phases. Off by default until the whole '
+             'evaluation has run with it.')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '
