@@ -459,15 +459,16 @@ def _undo_free(view, groups, params, move_log, skipped):
     kept = []
     for group in groups:
         reason = None
-        for leg in (leg for action in group for leg in _legs(action)):
+        for leg in _legs_of(group):
             dest = _onto(leg)
-            if dest in left.get(leg.instance, ()):
+            if (isinstance(leg, cluster.Migrate)
+                    and dest in left.get(leg.instance, ())):
                 reason = ('would_undo: back to %s within the %.0f s '
                           'cool-down' % (dest, params.cooldown_s))
-            elif dest in off.get(leg.instance, ()):
+                break
+            if dest in off.get(leg.instance, ()):
                 reason = ('rolled_back: the measured roll-back took it '
                           'off %s' % dest)
-            if reason:
                 break
         if reason:
             for uuid in sorted(_instances(group)):
