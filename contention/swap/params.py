@@ -142,11 +142,11 @@ class SwapParameters:
              'nothing else. Measured on generated clusters '
              '(doc/watcher.md, "Measured roll-back"): at 0.05 far fewer '
              'clusters harmed, but it also undoes good moves on counter '
-             'noise and demand phases, and the papers\' own trades (a '
-             'CPU-bound VM a few per cent slower for a memory-bound one '
-             'much faster); at 0.15 it undoes only a VM made much worse '
-             '(30-53 % slower -> 9-15 %, for at most 3 % of the gain), '
-             'but still on demand phases. Off by default until the whole '
+             'noise and the papers\' own trades (a CPU-bound VM a few per '
+             'cent slower for a memory-bound one much faster); at 0.15 it '
+             'undoes only a VM made much worse (30-53 % slower -> 9-15 %, '
+             'for at most 3 % of the gain), but also where a live '
+             'migration\'s copy still runs. Off by default until the whole '
              'evaluation has run with it.')
     across_cpu_models: bool = _field(
         False,

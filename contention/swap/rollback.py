@@ -42,9 +42,11 @@ cool-down has passed (:func:`hold`), or they would plan the re-deal that
 was undone again with the instances that did not move.
 
 Limitations: a measurement of one interval against one earlier; a
-phase change of the instance's own demand in between, or counter noise,
-looks the same as harm (a false alarm costs the moves it undoes, and
-each at most once per cool-down). The M/M/1 queue is steeper than a
+phase change of the instance's own demand in between, counter noise, or
+the copy of a live migration still running on the host (the move log
+says when a move was made, not when its copy ended) looks the same as
+harm (a false alarm costs the moves it undoes, and each at most once
+per cool-down). The M/M/1 queue is steeper than a
 service with many workers (M/M/c), the cautious side. The hold lasts
 one cool-down; after it the harm check keeps an undone move from being
 proposed again as long as the move log remembers it (``rolled_back``,
