@@ -100,6 +100,10 @@ class HostView:
     skip_reason: Optional[str] = None
     #: Age of the newest telemetry for this host, seconds (None = none).
     telemetry_age_s: Optional[float] = None
+    #: Start of the interval its instances' figures were measured over,
+    #: seconds since the epoch (None = unknown): the measured roll-back
+    #: judges a move only by an interval that began after its copy ended.
+    measured_since: Optional[float] = None
     #: 'intel', 'amd' or None (unknown), from the agent's topology report:
     #: a live migration stays between hosts of one (:func:`live_migratable`).
     cpu_vendor: Optional[str] = None

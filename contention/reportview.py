@@ -242,6 +242,8 @@ class _Read:
     records: dict = dataclasses.field(default_factory=dict)
     cpu_vendor: Optional[str] = None
     cpu_model: Optional[str] = None
+    #: Start of the report's interval (its timestamp is the end).
+    measured_since: Optional[float] = None
 
 
 def _read(report):
@@ -261,7 +263,8 @@ def _read(report):
                              '>= 0' % (record.uuid, llc))
         records[record.uuid] = (record, socket, node)
     return _Read(True, sockets, socket_cpus, socket_nodes, records,
-                 topology.cpu_vendor, topology.cpu_model or None)
+                 topology.cpu_vendor, topology.cpu_model or None,
+                 float(report.timestamp) - float(report.interval_s))
 
 
 def _host_state(host, report, now, freshness_s):
@@ -328,8 +331,8 @@ def view_from_reports(reports, inventory, now, freshness):
             ram_allocation_ratio=float(host.ram_allocation_ratio or 1.0),
             disk_allocation_ratio=float(host.disk_allocation_ratio or 1.0),
             enabled=reason is None, skip_reason=reason,
-            telemetry_age_s=age, cpu_vendor=read.cpu_vendor,
-            cpu_model=read.cpu_model))
+            telemetry_age_s=age, measured_since=read.measured_since,
+            cpu_vendor=read.cpu_vendor, cpu_model=read.cpu_model))
         seen = set()
         for inst in by_host.get(name, ()):
             seen.add(inst.uuid)

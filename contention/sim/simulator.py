@@ -68,6 +68,9 @@ class Rejected:
 class ApplyResult:
     applied: tuple = ()
     rejected: tuple = ()
+    #: {uuid: seconds until the copies of its moves end} (a live
+    #: migration's or a memory move's, still running after the plan).
+    copy_s: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -384,7 +387,9 @@ class Simulator(object):
                 memory_mib_total=int(mem / host.hw.ram_allocation_ratio),
                 cpu_allocation_ratio=host.hw.cpu_allocation_ratio,
                 ram_allocation_ratio=host.hw.ram_allocation_ratio,
-                telemetry_age_s=0.0, cpu_vendor=host.hw.cpu_vendor,
+                telemetry_age_s=0.0,
+                measured_since=1.0e9 + self.now - last['dt'],
+                cpu_vendor=host.hw.cpu_vendor,
                 cpu_model=host.hw.cpu_model))
         position = {u: i for i, u in enumerate(last['uuids'])}
         instances = []
@@ -519,7 +524,10 @@ class Simulator(object):
                 self._count_rejected(exc.kind)
             else:
                 applied.append(action)
-        return ApplyResult(tuple(applied), tuple(rejected))
+        copy_s = {}
+        for run in self.running:
+            copy_s[run.uuid] = max(run.remaining_s, copy_s.get(run.uuid, 0.0))
+        return ApplyResult(tuple(applied), tuple(rejected), copy_s)
 
     def dry_run(self, plan):
         """What :meth:`apply` would accept and refuse, changing nothing.

@@ -42,6 +42,10 @@ class Move:
     """An instance moved (or a move attempted) at ``moved_at``.
 
     A re-pin and a quota change have ``dest_host == source_host``.
+    ``settled_at`` is when the copy of its memory ended, where that is
+    later than ``moved_at``: the simulator records a move when it makes
+    it and copies after, while Watcher's actions record a move once it
+    has ended (None there: :attr:`settled` is ``moved_at``).
     """
 
     uuid: str
@@ -49,6 +53,12 @@ class Move:
     dest_host: str
     moved_at: float
     origin: str = 'audit'
+    settled_at: Optional[float] = None
+
+    @property
+    def settled(self):
+        """When the move and its copy had ended."""
+        return self.moved_at if self.settled_at is None else self.settled_at
 
 
 @dataclasses.dataclass(frozen=True)

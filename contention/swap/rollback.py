@@ -41,12 +41,18 @@ plans nothing else; the next audits leave the host alone until the
 cool-down has passed (:func:`hold`), or they would plan the re-deal that
 was undone again with the instances that did not move.
 
+A host is judged only by a measurement interval that began after the
+copies of our moves on it had ended (:attr:`movelog.Move.settled`;
+``HostView.measured_since``): a live migration slows the instance and
+its co-runners on both hosts while it copies, for minutes where the
+instance is large, and a measurement over that time is of the copy, not
+of the new placement (``rollback_wait`` until then; a view that does not
+say when it was measured is judged as it is).
+
 Limitations: a measurement of one interval against one earlier; a
-phase change of the instance's own demand in between, counter noise, or
-the copy of a live migration still running on the host (the move log
-says when a move was made, not when its copy ended) looks the same as
-harm (a false alarm costs the moves it undoes, and each at most once
-per cool-down). The M/M/1 queue is steeper than a
+phase change of the instance's own demand in between or counter noise
+looks the same as harm (a false alarm costs the moves it undoes, and
+each at most once per cool-down). The M/M/1 queue is steeper than a
 service with many workers (M/M/c), the cautious side. The hold lasts
 one cool-down; after it the harm check keeps an undone move from being
 proposed again as long as the move log remembers it (``rolled_back``,
@@ -67,6 +73,9 @@ REASONS = {
                      'its host, but none of them can be undone',
     'rollback_hold': 'our moves on the host were undone less than cooldown '
                      'seconds ago; it takes no new move until then',
+    'rollback_wait': 'an instance measures slower than before our moves on '
+                     'its host, over an interval a copy of those moves ran '
+                     'in; it is judged by a later one',
 }
 
 
@@ -115,10 +124,19 @@ def plan(view, params, move_log, start):
             landed.setdefault(move.dest_host, []).append(move.uuid)
     actions, skipped = [], []
     state = start.fork()
+    since_of = {h.name: h.measured_since for h in view.hosts}
     for host in sorted(landed):
         first = min(episodes[u][0].moved_at for u in landed[host])
         harmed = _harmed(view, host, move_log, first, since, params)
         if not harmed:
+            continue
+        copying = _copy_end(moves, host)
+        if since_of.get(host) is not None and since_of[host] < copying:
+            skipped.append(cluster.Skipped(
+                harmed[0][0], 'rollback_wait: %s lost %.0f %% since our '
+                'first move on %s, measured while a copy of our moves '
+                'there ran; judged by an interval after it'
+                % (harmed[0][0], 100 * harmed[0][1], host)))
             continue
         # Newest first: the way back retraces the way there.
         undo = list(dict.fromkeys(reversed(landed[host])))
@@ -150,6 +168,19 @@ def _episodes(moves):
     return {uuid: own for uuid, own in by_uuid.items()
             if not any(movelog.is_undo(m) or movelog.failed(m)
                        for m in own)}
+
+
+def _copy_end(moves, host):
+    """When the copies of ``moves`` touching ``host`` ended (or will).
+
+    A live migration copies on its source and its destination, slowing
+    the instance and its co-runners on both (Merlin section 5.3's page
+    copies); a measurement over that time is of the copy, not of the
+    placement the moves made.
+    """
+    return max((m.settled for m in moves
+                if host in (m.source_host, m.dest_host)
+                and not movelog.failed(m)), default=float('-inf'))
 
 
 def _fitting(view, state, back):

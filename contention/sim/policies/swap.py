@@ -8,8 +8,9 @@ run, with the same parameters and defaults
 supplies: the view is the simulator's, and the move log is in memory
 (:class:`contention.swap.InMemoryMoveLog`): every action of every plan
 is recorded once the simulator has run it (refused ones as failed
-attempts at their source), with the instances as the audit saw them
-just before it, so the cool-down, the repercussion check (Merlin section
+attempts at their source; one whose copy runs on with the time the copy
+ends, as Watcher records a move once it has ended), with the instances
+as the audit saw them just before it, so the cool-down, the repercussion check (Merlin section
 3.5) and the measured roll-back see every move, as Watcher's
 store-backed log does.
 
@@ -24,6 +25,8 @@ of its instances' counters in the view
 those the simulator's view declares (its profiles' metric), as a flavor's
 ``contention:profile`` would.
 """
+
+import dataclasses
 
 from contention.perfmodel import mixes
 from contention.perfmodel import persist
@@ -113,7 +116,10 @@ class _SwapPolicy(policy.Policy):
         but moves no co-runner.
         """
         origin = 'sim:%s' % self.name
-        moves = swap.moves_of(result.applied, now, origin)
+        moves = [
+            dataclasses.replace(m, settled_at=now + result.copy_s[m.uuid])
+            if m.uuid in result.copy_s else m
+            for m in swap.moves_of(result.applied, now, origin)]
         for move in swap.moves_of([r.action for r in result.rejected], now,
                                   origin):
             moves.append(swap.Move(move.uuid, move.source_host,

@@ -61,6 +61,11 @@ class TestViewFromReports(testtools.TestCase):
             reasons[f.uid('stranger')].startswith('unknown_to_nova'))
         b_vm = built.view.instance(f.uid('b-vm'))
         self.assertEqual((0, 0), (b_vm.socket, b_vm.node))
+        # The interval measured ends at the report's timestamp; a stale
+        # report's is not the view's.
+        since = {h.name: h.measured_since for h in built.view.hosts}
+        self.assertEqual({'a': None, 'b': NOW - 5 - fresh.interval_s},
+                         since)
         self.assertRaises(reportview.TelemetryMissing,
                           reportview.check_telemetry, built, 0.1)
 

@@ -92,9 +92,17 @@ class TestApply(base.BaseTestCase):
         self.assertEqual(1, sim.costs.migrations)
         self.assertGreater(sim.costs.memory_moved_gib, 1.0)
         self.assertTrue(sim.running)
+        # The copy runs on after the plan: the outcome says for how long.
+        self.assertEqual({inst.uuid: sim.running[0].remaining_s},
+                         outcome.copy_s)
+        self.assertGreater(outcome.copy_s[inst.uuid], 0)
         self.assertEqual(other, sim.view().instance(inst.uuid).host)
         during = sim.step()[inst.uuid]
         self.assertLess(during, before)
+        # The view says which interval it measured: the epoch just run.
+        view = sim.view()
+        self.assertEqual(view.now - sim.scenario.epoch_s,
+                         view.hosts[0].measured_since)
 
     def test_over_capacity_is_rejected_and_counted(self):
         # Without overcommit (Nova's default ratio is 4.0), 8 vCPUs fill

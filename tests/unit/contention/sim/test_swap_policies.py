@@ -115,13 +115,17 @@ class TestSwapPolicies(testtools.TestCase):
         self.assertEqual([], pol.move_log.moves_since(0))
         pol.applied(plan, simulator.ApplyResult(
             applied=(ran,), rejected=(simulator.Rejected(
-                refused, 'first leg: no room', 'first_leg'),)), 500.0)
-        moves = {(m.uuid, m.source_host, m.dest_host, m.origin)
+                refused, 'first leg: no room', 'first_leg'),),
+            copy_s={'h0': 90.0}), 500.0)
+        moves = {(m.uuid, m.source_host, m.dest_host, m.origin, m.settled)
                  for m in pol.move_log.moves_since(0)}
+        # h0's copy runs on for 90 s: its move settles then, as Watcher
+        # records a migration once it has ended.
         self.assertEqual({
-            ('h0', 'hot', 'cold', 'sim:cache_aware_swap'),
-            ('h1', 'hot', 'hot', 'sim:cache_aware_swap:failed'),
-            ('c1', 'cold', 'cold', 'sim:cache_aware_swap:failed')}, moves)
+            ('h0', 'hot', 'cold', 'sim:cache_aware_swap', 590.0),
+            ('h1', 'hot', 'hot', 'sim:cache_aware_swap:failed', 500.0),
+            ('c1', 'cold', 'cold', 'sim:cache_aware_swap:failed', 500.0)},
+            moves)
 
     def test_balanced_cluster_gives_empty_plan_with_reason(self):
         pol = swap_policies.NumaAwareSwapPolicy(threshold=100 * M,

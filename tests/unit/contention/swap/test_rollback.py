@@ -191,6 +191,42 @@ class TestUndoMigrations(testtools.TestCase):
              cluster.Migrate('y', 'h2', 'h1', 0, undo=True)},
             {swapped.first, swapped.second})
 
+    def _swapped(self, measured_since, settled_at):
+        # As above, with the copies ending at settled_at and both hosts
+        # measured since measured_since.
+        view = v.view([v.host('h1', measured_since=measured_since),
+                       v.host('h2', measured_since=measured_since)],
+                      [_vm('x', 'h1', 0, 1.0), _vm('c', 'h1', 0, 0.7),
+                       _vm('y', 'h2', 1, 1.0)], now=NOW)
+        log = _log([swap.Move('x', 'h2', 'h1', THEN, 'sim:test',
+                              settled_at=settled_at),
+                    swap.Move('y', 'h1', 'h2', THEN, 'sim:test',
+                              settled_at=settled_at)],
+                   {'x': _seen('h2', 1), 'y': _seen('h1', 0),
+                    'c': _seen('h1', 0)})
+        return swap.run_audit(view, PARAMS, log)
+
+    def test_a_measurement_during_the_copy_is_not_judged(self):
+        # The copy ran until NOW - 20; the interval began at NOW - 60.
+        plan = self._swapped(NOW - 60, NOW - 20)
+        self.assertEqual((), plan.actions)
+        self.assertEqual(['rollback_wait'],
+                         [s.reason.split(':')[0] for s in plan.skipped])
+        self.assertIn('c lost 30 %', plan.skipped[0].reason)
+
+    def test_a_measurement_after_the_copy_is_judged(self):
+        plan = self._swapped(NOW - 15, NOW - 20)
+        self.assertEqual(1, len(plan.actions))
+        self.assertIsInstance(plan.actions[0], cluster.Swap)
+
+    def test_a_view_that_says_nothing_of_its_interval_is_judged(self):
+        self.assertEqual(1, len(self._swapped(None, NOW - 20).actions))
+
+    def test_watchers_moves_settle_when_recorded(self):
+        self.assertEqual(THEN, swap.Move('x', 'h2', 'h1', THEN).settled)
+        self.assertEqual(NOW, swap.Move('x', 'h2', 'h1', THEN,
+                                        settled_at=NOW).settled)
+
     def test_an_undo_that_does_not_fit_is_not_proposed(self):
         # x came from h2, which has no room left for it.
         view = v.view([v.host('h1'), v.host('h2', cpus=1)],
