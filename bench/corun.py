@@ -12,10 +12,12 @@ temporary directory) are:
   and above the LLC), in ns per access;
 * ``triad``: a STREAM-like triad over three 32 MiB arrays, in GB/s;
 * ``cpu``: integer work in registers, in Mops/s;
-* ``service``: a request/response service (Poisson arrivals at half its
-  capacity alone, exponentially sized requests of lookups in an 8 MiB
-  table), its mean response time in us; its target is the response time
-  alone (performance = alone / measured, as the simulator's latency VMs).
+* ``service``: a request/response service (exponentially sized requests
+  of lookups in an 8 MiB table), its service time per mean request in us;
+  its figure is the response time of an M/M/1 queue with arrivals at
+  half its capacity alone (:func:`response_stretch`), and its target the
+  response time alone (performance = alone / measured, as the
+  simulator's latency VMs).
 
 Each runs alone and beside every other (and itself), the two pinned to
 the two CPUs with ``os.sched_setaffinity``, ``REPEATS`` times in a
@@ -72,6 +74,16 @@ TRIAD_MIB = 32
 SERVICE_MIB = 8
 #: Utilisation of the service alone: arrivals at half its capacity.
 SERVICE_LOAD = 0.5
+#: Highest utilisation of the service's queue, the simulator's for its
+#: latency VMs (beyond it an M/M/1 response time is unbounded).
+SERVICE_RHO_MAX = 0.95
+#: What a run's service figures are (:func:`load_run` refuses others): a
+#: service time, from which the response time is computed. Runs before it
+#: held a response time replayed in the benchmark (Lindley's recursion
+#: over measured service times at a fixed arrival rate), which a burst of
+#: another tenant's traffic turned into a backlog outlasting it (an
+#: "alone" run of 211 ms against 0.5 ms).
+SERVICE_FIGURE = 'service_time_us'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,11 +97,8 @@ class Workload:
     higher_is_better: bool = False
     unit: str = ''
 
-    def argv(self, binary, seconds, gap_us=None):
-        args = [binary, self.kind, str(self.mib), '%.3f' % seconds]
-        if self.kind == 'service':
-            args.append('%.3f' % gap_us)
-        return args
+    def argv(self, binary, seconds):
+        return [binary, self.kind, str(self.mib), '%.3f' % seconds]
 
 
 def workloads(l3_mib):
@@ -102,7 +111,8 @@ def workloads(l3_mib):
     return chases + [
         Workload('triad', 'triad', TRIAD_MIB, True, 'GB/s'),
         Workload('cpu', 'cpu', 0, True, 'Mops/s'),
-        Workload('service', 'service', SERVICE_MIB, False, 'us')]
+        Workload('service', 'service', SERVICE_MIB, False,
+                 'us/request')]
 
 
 # -- the machine ----------------------------------------------------------
@@ -180,7 +190,7 @@ def _pinned(cpu):
     return lambda: os.sched_setaffinity(0, {cpu})
 
 
-def run_together(binary, jobs, seconds=SECONDS, gap_us=None):
+def run_together(binary, jobs, seconds=SECONDS):
     """Start ``jobs`` [(workload, cpu)] at once.
 
     Returns one (figure, on-CPU share) per job: the share of the run's wall
@@ -189,7 +199,7 @@ def run_together(binary, jobs, seconds=SECONDS, gap_us=None):
     procs = []
     for work, cpu in jobs:
         procs.append(subprocess.Popen(
-            work.argv(binary, seconds, gap_us), stdin=subprocess.PIPE,
+            work.argv(binary, seconds), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True, preexec_fn=_pinned(cpu)))
     for proc in procs:               # every one has finished its setup
         if proc.stdout.readline().strip() != 'ready':
@@ -214,15 +224,8 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
 
     ``{('alone', a): [v, ...], (a, b): [v of a beside b, ...]}``; the
     co-run shares ``{(a, b): [share of the run b was on a CPU, ...]}``
-    (how much of a's run really had b beside it); the service's arrival
-    gap.
+    (how much of a's run really had b beside it).
     """
-    # The service's capacity alone sets its arrival rate (half of it).
-    service = [w for w in works if w.kind == 'service'][0]
-    calib = run_together(binary, [(service, cpus[0])], seconds,
-                         gap_us=1e9)
-    # With no queueing the response time is the mean service time.
-    gap_us = calib[0][0] / SERVICE_LOAD
     configs = [(w,) for w in works]
     configs += [(a, b) for i, a in enumerate(works) for b in works[i:]]
     samples = {}
@@ -233,7 +236,7 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
         rng.shuffle(order)
         for config in order:
             jobs = [(w, cpus[j]) for j, w in enumerate(config)]
-            values = run_together(binary, jobs, seconds, gap_us)
+            values = run_together(binary, jobs, seconds)
             if len(config) == 1:
                 samples.setdefault(('alone', config[0].name),
                                    []).append(values[0][0])
@@ -245,7 +248,7 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
                     samples.setdefault((x.name, y.name), []).append(mine[0])
                     overlap.setdefault((x.name, y.name), []).append(
                         theirs[1])
-    return samples, overlap, gap_us
+    return samples, overlap
 
 
 # -- the simulator's side -------------------------------------------------
@@ -366,10 +369,26 @@ def _alone(samples, works):
             for w in works}
 
 
+def response_stretch(service_stretch):
+    """The service's response time beside / alone, from its service time's.
+
+    Requests arrive at a fixed rate, half the service's capacity alone
+    (:data:`SERVICE_LOAD`): an M/M/1 queue, whose response time is
+    ``S / (1 - rho)``; a service time ``r`` times longer raises ``rho`` by
+    ``r`` too, so the response stretches by ``r (1 - u) / (1 - r u)``,
+    with ``rho`` held below :data:`SERVICE_RHO_MAX` as the simulator holds
+    its latency VMs' (:mod:`contention.sim.solver`).
+    """
+    rho = min(SERVICE_LOAD * service_stretch, SERVICE_RHO_MAX)
+    return service_stretch * (1.0 - SERVICE_LOAD) / (1.0 - rho)
+
+
 def _slowdown(work, value, alone):
     """Time beside / time alone of one figure of ``work`` (any unit)."""
-    return (alone[work.name] / value if work.higher_is_better
-            else value / alone[work.name])
+    if work.higher_is_better:
+        return alone[work.name] / value
+    ratio = value / alone[work.name]
+    return response_stretch(ratio) if work.kind == 'service' else ratio
 
 
 def slowdowns(samples, works):
@@ -452,9 +471,8 @@ def main(argv=None):
     predicted = predict(hw, profs, sorted(measured))
     keys, rho, mre = compare(measured, predicted)
     text = report(run['info'], works, run['samples'], run['overlap'], alone,
-                  measured, predicted, keys, rho, mre, hw, run['gap_us'],
-                  run['wall'], run['load'], run.get('date'),
-                  self_agreement(run['samples'], works))
+                  measured, predicted, keys, rho, mre, hw, run['wall'],
+                  run['load'], run.get('date'), self_agreement(run['samples'], works))
     print(text)
     fidelity.write_doc(text, begin=BEGIN, end=END)
 
@@ -472,9 +490,9 @@ def measure_run():
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='corun-') as tmp:
         binary = compile_binary(tmp)
-        samples, overlap, gap_us = measure(binary, works, cpus)
-    return dict(info=info, samples=samples, overlap=overlap, gap_us=gap_us,
-                wall=time.monotonic() - start,
+        samples, overlap = measure(binary, works, cpus)
+    return dict(info=info, samples=samples, overlap=overlap,
+                service=SERVICE_FIGURE, wall=time.monotonic() - start,
                 load=(load_before, _loadavg()),
                 date=time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()))
 
@@ -493,9 +511,19 @@ def save_run(run, path):
 
 
 def load_run(path):
-    """A run written by :func:`save_run`."""
+    """A run written by :func:`save_run`.
+
+    Raises ValueError for a run whose service figures are not
+    :data:`SERVICE_FIGURE` (an older bench's): they mean something else.
+    """
     with open(path, encoding='utf-8') as fh:
         run = json.load(fh)
+    if run.get('service') != SERVICE_FIGURE:
+        raise ValueError(
+            '%s: its service figures are %s, not %s; measure again with '
+            'python -m bench.corun' % (
+                path, run.get('service', 'response times replayed by an '
+                              'older bench'), SERVICE_FIGURE))
     for field in ('samples', 'overlap'):
         run[field] = {tuple(k): v for k, v in run[field]}
     run['load'] = tuple(run['load'])
@@ -503,7 +531,7 @@ def load_run(path):
 
 
 def report(info, works, samples, overlap, alone, measured, predicted, keys,
-           rho, mre, hw, gap_us, wall, load, date=None, ceiling=None):
+           rho, mre, hw, wall, load, date=None, ceiling=None):
     """The bench's Markdown: machine, alone figures, pairs, agreement."""
     out = []
     emit = out.append
@@ -529,11 +557,14 @@ def report(info, works, samples, overlap, alone, measured, predicted, keys,
     emit('\nHost class given to the simulator (from the machine): %d '
          'cores, L3 %.0f MiB, miss latency %.0f ns (chase at 2x the LLC '
          'minus chase at 4 MiB), memory bandwidth %.1f GB/s (triad alone, '
-         'DRAM bytes). Service arrivals every %.0f us on average '
-         '(utilisation %.1f alone).\n'
+         'DRAM bytes). The service\'s slowdown is its response time\'s: '
+         'an M/M/1 queue with arrivals at %.1f of its capacity alone (every '
+         '%.0f us), its service time as measured, utilisation held below '
+         '%.2f as the simulator holds it.\n'
          % (hw['cores_per_node'], hw['l3_mib_per_node'],
-            perf['local_latency_ns'], perf['mc_bandwidth_gbs'], gap_us,
-            SERVICE_LOAD))
+            perf['local_latency_ns'], perf['mc_bandwidth_gbs'],
+            SERVICE_LOAD, alone['service'] / SERVICE_LOAD,
+            SERVICE_RHO_MAX))
     emit('Slowdown of the first workload beside the second (time beside '
          '/ time alone; measured median and min-max, and simulated). '
          '"Co-run" is the median share of the run the second workload was '

@@ -12,22 +12,23 @@
  *                                (24 bytes counted per element, as STREAM)
  *   corun cpu 0 SECONDS          integer work in registers: prints
  *                                Mops per second
- *   corun service MIB SECONDS MEAN_GAP_US
- *                                request/response service: requests arrive
- *                                as a Poisson process (mean gap
- *                                MEAN_GAP_US), each does an exponentially
- *                                distributed number of lookups (mean
- *                                REQ_LOOKUPS) in a MIB MiB table; prints
- *                                the mean service and response time in us
+ *   corun service MIB SECONDS
+ *                                request/response service: each request
+ *                                does an exponentially distributed number
+ *                                of lookups (mean REQ_LOOKUPS) in a MIB
+ *                                MiB table; prints the service time of a
+ *                                mean request in us
  *
  * Every rate is per second of the process's own CPU time
  * (CLOCK_THREAD_CPUTIME_ID), not wall time, and is the median over short
  * chunks of work: the machine is shared, and a process descheduled by
  * someone else's job (which also refills the caches meanwhile) must not
- * look slowed by its co-runner. The service's queue runs in the same CPU-time base (Lindley's
- * recursion over measured service times), for the same reason; its
- * arrival and request-size sequence is seeded, so every run replays the
- * same requests.
+ * look slowed by its co-runner. The service's chunk is a request (its
+ * CPU time per lookup); its request sizes are seeded, so every run
+ * replays the same requests. Its response time is the driver's: the
+ * queue a fixed arrival rate would build on that service time
+ * (bench/corun.py), not one replayed here, since a replayed queue turns
+ * a burst of another tenant's traffic into a backlog that outlasts it.
  *
  * Protocol: after its setup (allocation, building the chase cycle) the
  * program prints "ready" and waits for one byte on stdin, so the driver
@@ -211,7 +212,7 @@ static double expo(double mean)
     return -mean * log(1.0 - u);
 }
 
-static void run_service(size_t mib, double seconds, double gap_us)
+static void run_service(size_t mib, double seconds)
 {
     void **p = build_chase(mib << 20);
     size_t lap = (mib << 20) / LINE;
@@ -220,33 +221,23 @@ static void run_service(size_t mib, double seconds, double gap_us)
     rng_state = 0x9E3779B97F4A7C15ULL;   /* same requests every run */
     wait_start();
     double end = now(CLOCK_MONOTONIC) + seconds;
-    double wait = 0.0, sum_s = 0.0, sum_r = 0.0;
-    uint64_t requests = 0;
     while (now(CLOCK_MONOTONIC) < end) {
-        double gap = expo(gap_us * 1e-6);
         long lookups = (long)expo(REQ_LOOKUPS) + 1;
         double t0 = now(CLOCK_THREAD_CPUTIME_ID);
         for (long i = 0; i < lookups; i++)
             p = (void **)*p;
-        double service = now(CLOCK_THREAD_CPUTIME_ID) - t0;
-        /* Lindley: this request waited `wait`; the next one waits what
-         * is left of this one's wait and service after the gap. */
-        sum_s += service;
-        sum_r += wait + service;
-        wait = wait + service - gap;
-        if (wait < 0.0)
-            wait = 0.0;
-        requests++;
+        record((now(CLOCK_THREAD_CPUTIME_ID) - t0) / lookups);
     }
-    printf("RESULT %.3f %.3f %.3f %p\n", sum_r / requests * 1e6, on_cpu(),
-           sum_s / requests * 1e6, (void *)p);
+    /* A mean request does REQ_LOOKUPS + 1 lookups on average. */
+    printf("RESULT %.3f %.3f %p\n",
+           median_chunk() * (REQ_LOOKUPS + 1) * 1e6, on_cpu(), (void *)p);
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s chase|triad|cpu|service MIB SECONDS "
-                "[MEAN_GAP_US]\n", argv[0]);
+        fprintf(stderr, "usage: %s chase|triad|cpu|service MIB SECONDS\n",
+                argv[0]);
         return 2;
     }
     size_t mib = strtoul(argv[2], NULL, 10);
@@ -257,8 +248,8 @@ int main(int argc, char **argv)
         run_triad(mib, seconds);
     else if (!strcmp(argv[1], "cpu"))
         run_cpu(seconds);
-    else if (!strcmp(argv[1], "service") && argc >= 5)
-        run_service(mib, seconds, atof(argv[4]));
+    else if (!strcmp(argv[1], "service"))
+        run_service(mib, seconds);
     else {
         fprintf(stderr, "unknown workload %s\n", argv[1]);
         return 2;
