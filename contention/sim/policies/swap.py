@@ -10,9 +10,9 @@ supplies: the view is the simulator's, and the move log is in memory
 is recorded once the simulator has run it (refused ones as failed
 attempts at their source; one whose copy runs on with the time the copy
 ends, as Watcher records a move once it has ended), with the instances
-as the audit saw them just before it, so the cool-down, the repercussion check (Merlin section
-3.5) and the measured roll-back see every move, as Watcher's
-store-backed log does.
+as the audit saw them just before it, so the cool-down, the repercussion
+check (Merlin section 3.5) and the measured roll-back see every move, as
+Watcher's store-backed log does.
 
 ``mix_model`` adds the model check (:func:`contention.swap.feasibility.mix_gain`):
 a contention-train model file, or ``scenario`` for a model trained when
