@@ -144,10 +144,10 @@ class SwapParameters:
              'clusters harmed, but it also undoes good moves on counter '
              'noise and the papers\' own trades (a CPU-bound VM a few per '
              'cent slower for a memory-bound one much faster); at 0.15 it '
-             'undoes only a VM made much worse (30-53 % slower -> 9-15 %, '
-             'for at most 3 % of the gain), but also where a live '
-             'migration\'s copy still runs. Off by default until the whole '
-             'evaluation has run with it.')
+             'undoes only a VM made much worse (30-53 % slower -> 6-22 %, '
+             'for under 1 % of the gain). A host is judged only once the '
+             'copies of our moves on it have ended. Off by default until '
+             'the whole evaluation has run with it.')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '
