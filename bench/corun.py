@@ -254,6 +254,12 @@ def measure(binary, works, cpus, repeats=REPEATS, seconds=SECONDS,
 # -- the simulator's side -------------------------------------------------
 
 
+def _chases(alone):
+    """The chases' names in ``alone``, smallest working set first."""
+    return sorted((w for w in alone if w.startswith('chase-')),
+                  key=lambda n: int(n.split('-')[1]))
+
+
 def host_from_machine(info, alone):
     """The simulator's hardware class for this machine.
 
@@ -266,8 +272,7 @@ def host_from_machine(info, alone):
     element plus the write-allocate read, 32 bytes). The clock is 1 GHz
     by convention: profiles below count cycles as nanoseconds.
     """
-    chases = sorted((w for w in alone if w.startswith('chase-')),
-                    key=lambda n: int(n.split('-')[1]))
+    chases = _chases(alone)
     hit_ns = alone[chases[0]]
     miss_ns = max(alone[chases[-1]] - hit_ns, 1.0)
     bw = alone['triad'] * 32.0 / 24.0
@@ -282,6 +287,25 @@ def host_from_machine(info, alone):
                  'local_latency_ns': miss_ns,
                  'l3_mib_per_node': info['l3_mib']},
     }, hit_ns
+
+
+#: A run whose smallest chase alone takes more than this share of the
+#: largest's per access found no working set kept in the LLC (other
+#: tenants' lines filled it): a cache hit costs a few times less than a
+#: DRAM access on any machine, so such a run cannot show cache contention.
+CACHE_HELD_RATIO = 0.5
+
+
+def cache_held(alone):
+    """(held, smallest chase, largest chase) of the chases alone.
+
+    Whether the LLC kept the smallest chase's working set: its time per
+    access under :data:`CACHE_HELD_RATIO` of the largest's (at twice the
+    LLC, every access goes to DRAM).
+    """
+    chases = _chases(alone)
+    small, large = chases[0], chases[-1]
+    return (alone[small] < CACHE_HELD_RATIO * alone[large], small, large)
 
 
 def profiles_for(works, hit_ns):
@@ -553,6 +577,15 @@ def report(info, works, samples, overlap, alone, measured, predicted, keys,
         v = samples[('alone', w.name)]
         emit('| %s | %.1f %s | %.1f-%.1f |'
              % (w.name, alone[w.name], w.unit, min(v), max(v)))
+    held, small, large = cache_held(alone)
+    if not held:
+        emit('\n**This run cannot judge the model**: %s alone took %.0f ns '
+             'per access, %.0f %% of %s\'s (DRAM), so the LLC kept no '
+             'working set (other tenants\' lines filled it). Every cache '
+             'effect is hidden, and the slowdowns below collapse towards '
+             '1 whatever the model says.'
+             % (small, alone[small], 100.0 * alone[small] / alone[large],
+                large))
     perf = hw['perf']
     emit('\nHost class given to the simulator (from the machine): %d '
          'cores, L3 %.0f MiB, miss latency %.0f ns (chase at 2x the LLC '

@@ -74,6 +74,15 @@ class TestPrediction(testtools.TestCase):
         self.assertEqual(2, hw['cores_per_node'])
         self.assertEqual(32.0, hw['l3_mib_per_node'])
 
+    def test_a_run_whose_llc_kept_nothing_says_so(self):
+        self.assertEqual((True, 'chase-4', 'chase-64'),
+                         corun.cache_held(ALONE))
+        # Other tenants' lines filled the LLC: a 4 MiB chase at DRAM
+        # latency.
+        full = dict(ALONE, **{'chase-4': 180.0, 'chase-16': 195.0})
+        self.assertEqual((False, 'chase-4', 'chase-64'),
+                         corun.cache_held(full))
+
     def test_streaming_hurts_the_cache_sensitive_chase_not_the_cpu_loop(self):
         works = corun.workloads(32.0)
         hw, hit = corun.host_from_machine(INFO, ALONE)
