@@ -129,25 +129,24 @@ class SwapParameters:
              'nothing, an instance using under %g of its CPU), whose '
              'response time suffers first.' % measure.SERVING_UTIL)
     rollback_harm: float = _field(
-        0.0, minimum=0, maximum=1,
-        help='0 (the default) never undoes. Otherwise, undo our moves on a '
-             'host where an instance measures more than this fraction '
-             'slower than before the first of them within the cool-down '
-             '(its instructions per cycle; a service, its response time at '
-             'the utilisation it had): migrations go back to their host '
-             'and socket, re-pins to their socket, each instance at most '
-             'once per cool-down, and the host takes no new move until the '
-             'cool-down has passed; an undone move is not proposed again '
-             'while the move log remembers it. The audit that undoes plans '
-             'nothing else. Measured on generated clusters '
-             '(doc/watcher.md, "Measured roll-back"): at 0.05 far fewer '
-             'clusters harmed, but it also undoes good moves on counter '
-             'noise and the papers\' own trades (a CPU-bound VM a few per '
-             'cent slower for a memory-bound one much faster); at 0.15 it '
-             'undoes only a VM made much worse (30-53 % slower -> 6-22 %, '
-             'for under 1 % of the gain). A host is judged only once the '
-             'copies of our moves on it have ended. Off by default until '
-             'the whole evaluation has run with it.')
+        0.15, minimum=0, maximum=1,
+        help='Undo our moves on a host where an instance measures more '
+             'than this fraction slower than before the first of them '
+             'within the cool-down (its instructions per cycle; a service, '
+             'its response time at the utilisation it had): migrations go '
+             'back to their host and socket, re-pins to their socket, each '
+             'instance at most once per cool-down, and the host takes no '
+             'new move until the cool-down has passed; an undone move is '
+             'not proposed again while the move log remembers it. The '
+             'audit that undoes plans nothing else; 0 never undoes. A host '
+             'is judged only once the copies of our moves on it have '
+             'ended. The default, three times max_vm_harm, is a net for a '
+             'VM made much worse: on generated clusters it took the worst '
+             'VM from 30-53 % slower to 6-22 % for under 1 % of the gain, '
+             'and stays above counter noise and the papers\' own trades (a '
+             'CPU-bound VM a few per cent slower for a memory-bound one '
+             'much faster), which a value at max_vm_harm undoes '
+             '(doc/watcher.md, "Measured roll-back"; simulated).')
     across_cpu_models: bool = _field(
         False,
         help='Also move instances between hosts whose agents report '

@@ -17,8 +17,9 @@ compared with the last time it was seen before the first of those moves
 its instructions per cycle lost; for a service answering requests
 (:func:`measure.serving`) it is the change of its response time, an
 M/M/1 queue of its vCPUs at the utilisation it had, with the work per
-request unchanged. Where the loss passes ``rollback_harm`` (off, 0, by
-default: see its help and ``doc/watcher.md``), our moves on that host
+request unchanged. Where the loss passes ``rollback_harm`` (0.15 by
+default, a net for a VM made much worse: see its help and
+``doc/watcher.md``), our moves on that host
 within the cool-down are undone, newest first (all of them: which one
 hurt is not measured). The cool-down moves an instance in one plan at
 most, so its moves within it are one episode (a rotation or a memory

@@ -99,8 +99,17 @@ class TestUndo(testtools.TestCase):
         view = self._view(0.8)
         self.assertIs(view, rollback.hold(view, log, params))
 
-    def test_off_by_default(self):
-        self.assertEqual(0, swap.SwapParameters().rollback_harm)
+    def test_the_default_undoes_only_a_vm_made_much_worse(self):
+        default = swap.SwapParameters()
+        self.assertGreater(default.rollback_harm, default.max_vm_harm)
+        params = dataclasses.replace(PARAMS,
+                                     rollback_harm=default.rollback_harm)
+        # 10 % slower: past max_vm_harm, within the default's net.
+        self.assertEqual((), swap.run_audit(self._view(0.9), params,
+                                            self._log()).actions)
+        self.assertEqual(
+            (cluster.Repin('a', 'h', 1, move_memory=True, undo=True),),
+            swap.run_audit(self._view(0.8), params, self._log()).actions)
 
     def test_memory_that_stayed_stays(self):
         # a's memory was on socket 0 before the re-pin too.
