@@ -17,9 +17,9 @@ compared with the last time it was seen before the first of those moves
 its instructions per cycle lost; for a service answering requests
 (:func:`measure.serving`) it is the change of its response time, an
 M/M/1 queue of its vCPUs at the utilisation it had, with the work per
-request unchanged. Where the loss passes ``rollback_harm`` (0.15 by
-default, a net for a VM made much worse: see its help and
-``doc/watcher.md``), our moves on that host
+request unchanged. Where the loss passes ``rollback_harm`` (by default
+a net for a VM made much worse, well above ``max_vm_harm``: see its help
+and ``doc/watcher.md``), our moves on that host
 within the cool-down are undone, newest first (all of them: which one
 hurt is not measured). The cool-down moves an instance in one plan at
 most, so its moves within it are one episode (a rotation or a memory
@@ -126,9 +126,14 @@ def plan(view, params, move_log, start):
     actions, skipped = [], []
     state = start.fork()
     since_of = {h.name: h.measured_since for h in view.hosts}
+    on_host = {}
+    for inst in view.instances:
+        if inst.host in landed:
+            on_host.setdefault(inst.host, []).append(inst)
     for host in sorted(landed):
         first = min(episodes[u][0].moved_at for u in landed[host])
-        harmed = _harmed(view, host, move_log, first, since, params)
+        harmed = _harmed(on_host.get(host, ()), move_log, first, since,
+                         params)
         if not harmed:
             continue
         copying = _copy_end(moves, host)
@@ -228,12 +233,13 @@ def hold(view, move_log, params):
     return cluster.ClusterView(hosts, view.instances, now=view.now)
 
 
-def _harmed(view, host, move_log, first, since, params):
-    """[(uuid, loss)] on ``host`` past ``rollback_harm``, worst first."""
+def _harmed(instances, move_log, first, since, params):
+    """[(uuid, loss)] of ``instances`` (one host's) past ``rollback_harm``.
+
+    Worst first.
+    """
     found = []
-    for inst in view.instances:
-        if inst.host != host:
-            continue
+    for inst in instances:
         before = move_log.seen_before(inst.uuid, first, since)
         if before is None:
             continue
