@@ -51,6 +51,7 @@ from bench.evaluation.verdict import share_met
 from bench.evaluation.verdict import share_percent
 from bench.evaluation.verdict import single_workload_sockets
 from contention import sim
+from contention import swap
 from contention.perfmodel import saturation
 
 #: The page's fixed prose, with ``${...}`` parts.
@@ -76,11 +77,15 @@ def document(results, arrivals, weigher_why, sweep, checks, command,
         '`metrics=instance_cpu_usage`',
         'watcher_noisy_neighbor': 'Watcher 17\'s deprecated strategy, real '
         'code (see below)',
-        'cache_aware_swap': 'ours: NUMA repair, then Ahn et al. Algorithm 1 '
-        '(local re-pin + host swaps), then Merlin\'s CPU quota raises',
-        'numa_aware_swap': 'ours: NUMA repair, then Ahn et al. NUMA-aware '
-        '(socket swaps with memory), then swaps for predicted contention '
-        'alone (`contention_swaps`), then Merlin\'s CPU quota raises',
+        'cache_aware_swap': 'ours: the measured roll-back of our moves '
+        'that made a VM more than %s slower (an audit that undoes plans '
+        'nothing else), else NUMA repair, then Ahn et al. Algorithm 1 '
+        '(local re-pin + host swaps), then Merlin\'s CPU quota raises'
+        % pct(swap.SwapParameters().rollback_harm, signed=False),
+        'numa_aware_swap': 'ours: the roll-back as above, else NUMA '
+        'repair, then Ahn et al. NUMA-aware (socket swaps with memory), '
+        'then swaps for predicted contention alone (`contention_swaps`), '
+        'then Merlin\'s CPU quota raises',
         'oracle': 'best placement and CPU quotas by ground truth (exact '
                   'where it says so), for the CPU demand of the epoch about '
                   'to run (clairvoyant about demand phases)',
