@@ -64,17 +64,19 @@ def main(argv):
     parser.add_argument('--seeds', default='19',
                         help='family seeds, comma-separated')
     parser.add_argument('--size', default='100,6',
-                        help='SMALL,MEDIUM clusters of each family')
+                        help='SMALL,MEDIUM[,LARGE] clusters of each family')
     parser.add_argument('--rollback-harm', type=float, default=0.05)
     parser.add_argument('--noise', type=float, default=0.0,
                         help='log-normal sigma of counter noise on every '
                              'cluster (generated clusters have none)')
     parser.add_argument('--jobs', type=int, default=None)
     args = parser.parse_args(argv)
-    small, medium = (int(x) for x in args.size.split(','))
+    size = tuple(int(x) for x in args.size.split(','))
+    if len(size) not in (2, 3):
+        parser.error('--size %r: expected SMALL,MEDIUM[,LARGE]' % args.size)
     for seed in (int(s) for s in args.seeds.split(',')):
         fam, timeouts, wall = family.run_family(
-            (small, medium, 0), seed, jobs=args.jobs,
+            (size + (0,))[:3], seed, jobs=args.jobs,
             entries=entries(args.rollback_harm), noise=args.noise)
         print('\nFamily seed %d: %d clusters, %.0f s (simulated; counter '
               'noise %g; shipped -> rollback_harm %g)%s\n' % (
