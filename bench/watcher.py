@@ -125,8 +125,8 @@ class DecodedStore:
     def moves_since(self, t):
         return []
 
-    def instance_history(self, uuid, since=None):
-        return []
+    def instances_history(self, uuids, since=None, until=None):
+        return {}
 
 
 def timed(fn, *args, **kwargs):

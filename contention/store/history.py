@@ -17,14 +17,32 @@ class History:
 
     def instance_history(self, uuid, since=None):
         """The instance's samples, oldest first, across hosts."""
+        return self.instances_history([uuid], since).get(uuid, [])
+
+    def instances_history(self, uuids, since=None, until=None):
+        """{uuid: its samples in ``[since, until]``, oldest first}.
+
+        One query per ``CHUNK`` instances, not one per instance: an audit
+        reads the history of every instance on the hosts it judges. An
+        instance with no sample there is left out.
+        """
         s = models.instance_samples
-        query = sa.select(*[s.c[f.name] for f in dataclasses.fields(
-            InstanceSampleRow)]).where(s.c.uuid == uuid)
-        if since is not None:
-            query = query.where(s.c.timestamp >= since)
+        columns = [s.c[f.name] for f in dataclasses.fields(InstanceSampleRow)]
+        uuids = sorted(set(uuids))
+        found = {}
         with self.engine.connect() as conn:
-            rows = conn.execute(query.order_by(s.c.timestamp, s.c.host))
-            return [InstanceSampleRow(**row._mapping) for row in rows]
+            for start in range(0, len(uuids), CHUNK):
+                query = sa.select(*columns).where(
+                    s.c.uuid.in_(uuids[start:start + CHUNK]))
+                if since is not None:
+                    query = query.where(s.c.timestamp >= since)
+                if until is not None:
+                    query = query.where(s.c.timestamp <= until)
+                for row in conn.execute(
+                        query.order_by(s.c.timestamp, s.c.host)):
+                    sample = InstanceSampleRow(**row._mapping)
+                    found.setdefault(sample.uuid, []).append(sample)
+        return found
 
     def host_history(self, host, since=None, until=None):
         """The host's stored reports in ``[since, until]``, oldest first."""

@@ -147,7 +147,7 @@ def repercussions(view, move_log, interval):
     """Merlin's repercussion check over the moves of the last ``interval``.
 
     A co-runner's class before a move is the last one measured in the
-    ``interval`` before it (:meth:`MoveLog.class_before`).
+    ``interval`` before it (:meth:`MoveLog.classes_before`).
     """
     if not interval or move_log is None:
         return []
@@ -161,11 +161,9 @@ def repercussions(view, move_log, interval):
     for move in moves:
         for co in by_host.get(move.dest_host, ()):
             first_move.setdefault(co.uuid, move.moved_at)
-    classes_before = {}
-    for uuid, moved_at in first_move.items():
-        klass = move_log.class_before(uuid, moved_at, moved_at - interval)
-        if klass is not None:
-            classes_before[uuid] = klass
+    classes_before = move_log.classes_before({
+        uuid: (moved_at, moved_at - interval)
+        for uuid, moved_at in first_move.items()})
     return arbitration.hurt_corunners(view, moves, classes_before)
 
 

@@ -91,12 +91,20 @@ class MoveLog(abc.ABC):
         """Moves at or after ``t``, oldest first."""
 
     @abc.abstractmethod
-    def class_before(self, uuid, t, since):
-        """``uuid``'s Merlin class last seen in ``[since, t]``, or None."""
+    def classes_before(self, when):
+        """{uuid: Merlin class last seen in ``[since, t]``}.
+
+        ``when`` is {uuid: (t, since)}; an instance without a class
+        measured in its window is left out.
+        """
 
     @abc.abstractmethod
-    def seen_before(self, uuid, t, since):
-        """``uuid`` as last seen in ``[since, t]`` (a Seen), or None."""
+    def seen_before(self, when):
+        """{uuid: :class:`Seen`, as last seen in ``[since, t]``}.
+
+        ``when`` is {uuid: (t, since)}; an instance not seen in its
+        window is left out.
+        """
 
     @abc.abstractmethod
     def record(self, moves, seen=None):
@@ -128,13 +136,22 @@ class InMemoryMoveLog(MoveLog):
                 return seen[uuid]
         return None
 
-    def class_before(self, uuid, t, since):
-        seen = self._last(uuid, t, since,
-                          lambda s: s.merlin_class is not None)
-        return seen.merlin_class if seen is not None else None
+    def classes_before(self, when):
+        found = {}
+        for uuid, (t, since) in when.items():
+            seen = self._last(uuid, t, since,
+                              lambda s: s.merlin_class is not None)
+            if seen is not None:
+                found[uuid] = seen.merlin_class
+        return found
 
-    def seen_before(self, uuid, t, since):
-        return self._last(uuid, t, since, lambda s: True)
+    def seen_before(self, when):
+        found = {}
+        for uuid, (t, since) in when.items():
+            seen = self._last(uuid, t, since, lambda s: True)
+            if seen is not None:
+                found[uuid] = seen
+        return found
 
     def record(self, moves, seen=None):
         moves = list(moves)
@@ -160,25 +177,46 @@ class StoreMoveLog(MoveLog):
         return [Move(m.uuid, m.source_host, m.dest_host, m.moved_at,
                      m.origin) for m in self.store.moves_since(t)]
 
-    def class_before(self, uuid, t, since):
-        before = [s for s in self.store.instance_history(uuid, since=since)
-                  if s.timestamp <= t and s.merlin_class]
-        return before[-1].merlin_class if before else None
+    def _samples(self, when):
+        """{uuid: its samples in its window}: one read for all of them."""
+        if not when:
+            return {}
+        rows = self.store.instances_history(
+            when, since=min(since for _, since in when.values()),
+            until=max(t for t, _ in when.values()))
+        return {uuid: [r for r in rows.get(uuid, ())
+                       if since <= r.timestamp <= t]
+                for uuid, (t, since) in when.items()}
 
-    def seen_before(self, uuid, t, since):
-        """The last sample in ``[since, t]``; its memory from its report."""
-        before = [s for s in self.store.instance_history(uuid, since=since)
-                  if s.timestamp <= t]
-        if not before:
-            return None
-        row = before[-1]
-        memory = None
-        for report in self.store.host_history(row.host, since=row.timestamp,
-                                              until=row.timestamp):
-            memory = reportview.memory_node(next(
-                (r for r in report.instances if r.uuid == uuid), None))
-        return Seen(row.host, row.node, memory, row.ipc, row.cpu_util,
-                    row.merlin_class)
+    def classes_before(self, when):
+        found = {}
+        for uuid, rows in self._samples(when).items():
+            classes = [r.merlin_class for r in rows if r.merlin_class]
+            if classes:
+                found[uuid] = classes[-1]
+        return found
+
+    def seen_before(self, when):
+        """The last samples; their memory node from their host's report.
+
+        The samples of one host at one time are one report's, read and
+        decoded once.
+        """
+        last = {uuid: rows[-1]
+                for uuid, rows in self._samples(when).items() if rows}
+        memory = {}
+        for host, timestamp in sorted({(r.host, r.timestamp)
+                                       for r in last.values()}):
+            for report in self.store.host_history(host, since=timestamp,
+                                                  until=timestamp):
+                memory.update(
+                    ((host, timestamp, record.uuid),
+                     reportview.memory_node(record))
+                    for record in report.instances if record.uuid in last)
+        return {uuid: Seen(row.host, row.node,
+                           memory.get((row.host, row.timestamp, uuid)),
+                           row.ipc, row.cpu_util, row.merlin_class)
+                for uuid, row in last.items()}
 
     def record(self, moves, seen=None):
         moves = list(moves)

@@ -238,9 +238,11 @@ def _harmed(instances, move_log, first, since, params):
 
     Worst first.
     """
+    seen = move_log.seen_before({inst.uuid: (first, since)
+                                 for inst in instances})
     found = []
     for inst in instances:
-        before = move_log.seen_before(inst.uuid, first, since)
+        before = seen.get(inst.uuid)
         if before is None:
             continue
         lost = loss(before, inst, measure.serving(inst))
@@ -260,7 +262,8 @@ def _back(state, episode, move_log, since):
     inst = state.inst.get(first.uuid)
     if inst is None or inst.host != last.dest_host:
         return None
-    before = move_log.seen_before(first.uuid, first.moved_at, since)
+    before = move_log.seen_before(
+        {first.uuid: (first.moved_at, since)}).get(first.uuid)
     if before is None or first.source_host not in state.hosts:
         return None
     host = first.source_host

@@ -140,6 +140,17 @@ class TestReads(StoreTestCase):
         self.assertEqual([110.0], [r.timestamp for r in
                                    self.store.instance_history('u1', 105)])
 
+    def test_instances_history_reads_many_at_once(self):
+        rows = self.store.instances_history(['u1', 'u2', 'gone'])
+        self.assertEqual({'u1': [100.0, 110.0], 'u2': [50.0]},
+                         {u: [r.timestamp for r in found]
+                          for u, found in rows.items()})
+        window = self.store.instances_history(['u1', 'u2'], since=60,
+                                              until=105)
+        self.assertEqual({'u1': [100.0]},
+                         {u: [r.timestamp for r in found]
+                          for u, found in window.items()})
+
     def test_host_history_since(self):
         self.assertEqual([110.0], [r.timestamp for r in
                                    self.store.host_history('a', since=105)])

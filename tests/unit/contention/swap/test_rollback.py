@@ -253,16 +253,54 @@ class TestUndoMigrations(testtools.TestCase):
 class TestStoreMoveLog(base.BaseTestCase):
     """Watcher's log reads what was seen from the store's history."""
 
-    def test_seen_before_a_move(self):
+    def _store(self):
         store = store_api.open_store('sqlite://', sample_interval_s=0)
         store.upgrade()
         self.addCleanup(store.dispose)
+        return store
+
+    def test_seen_before_a_move(self):
+        store = self._store()
         before = reports.instance('u1', ipc=1.5, vcpu_cpus=(4, 5))
         store.ingest([
             reports.host_report('a', 100, [before]),
             reports.host_report('a', 200, [reports.instance('u1', ipc=0.5)]),
         ])
-        seen = swap.StoreMoveLog(store).seen_before('u1', 150, 0)
+        seen = swap.StoreMoveLog(store).seen_before({'u1': (150, 0)})['u1']
         self.assertEqual(('a', 1, 0, 1.5), (seen.host, seen.node,
                                             seen.memory_node, seen.ipc))
-        self.assertIsNone(swap.StoreMoveLog(store).seen_before('u1', 50, 0))
+        self.assertEqual({}, swap.StoreMoveLog(store).seen_before(
+            {'u1': (50, 0)}))
+
+    def test_each_instance_is_read_in_its_own_window(self):
+        store = self._store()
+        store.ingest([
+            reports.host_report('a', 100, [
+                reports.instance('u1', ipc=1.0, merlin_class='high/low'),
+                reports.instance('u2', ipc=2.0, merlin_class='low/low')]),
+            reports.host_report('b', 200, [
+                reports.instance('u1', ipc=3.0, merlin_class=None)]),
+        ])
+        log = swap.StoreMoveLog(store)
+        seen = log.seen_before({'u1': (250, 150), 'u2': (150, 0),
+                                'u3': (250, 0)})
+        self.assertEqual({'u1': ('b', 3.0), 'u2': ('a', 2.0)},
+                         {u: (s.host, s.ipc) for u, s in seen.items()})
+        # The class is the last one measured: u1 had none at 200.
+        self.assertEqual({'u1': 'high/low', 'u2': 'low/low'},
+                         log.classes_before({'u1': (250, 0),
+                                             'u2': (250, 0)}))
+        self.assertEqual({}, log.classes_before({'u1': (250, 150)}))
+
+    def test_the_store_and_the_memory_agree(self):
+        store = self._store()
+        store.ingest([reports.host_report('a', 100, [
+            reports.instance('u1', ipc=1.0, vcpu_cpus=(4,)),
+            reports.instance('u2', ipc=2.0)])])
+        memory = swap.InMemoryMoveLog()
+        memory.record([swap.Move('u1', 'a', 'b', 100.0)], seen={
+            'u1': swap.Seen('a', 1, 0, 1.0, 0.5, 'low/low'),
+            'u2': swap.Seen('a', 0, 0, 2.0, 0.5, 'low/low')})
+        when = {'u1': (100, 0), 'u2': (100, 0)}
+        self.assertEqual(memory.seen_before(when),
+                         swap.StoreMoveLog(store).seen_before(when))
