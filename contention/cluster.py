@@ -119,21 +119,50 @@ class ClusterView:
     #: Seconds since the epoch at which the view was taken.
     now: float = 0.0
 
+    def _index(self):
+        """({host name: HostView}, {uuid: InstanceView}, {host: instances}).
+
+        Built on first use and kept on the object (a frozen view's derived
+        state, not a field): an audit asks for a host's instances once per
+        host and candidate, which a scan of the whole cluster made
+        quadratic in its size. The first of duplicate names wins, as a
+        scan finds it.
+        """
+        index = self.__dict__.get('_index_cache')
+        if index is None:
+            hosts, by_uuid, on = {}, {}, {}
+            for host in self.hosts:
+                hosts.setdefault(host.name, host)
+            for inst in self.instances:
+                by_uuid.setdefault(inst.uuid, inst)
+                on.setdefault(inst.host, []).append(inst)
+            index = (hosts, by_uuid,
+                     {name: tuple(insts) for name, insts in on.items()})
+            object.__setattr__(self, '_index_cache', index)
+        return index
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop('_index_cache', None)
+        return state
+
     def host(self, name):
-        for host in self.hosts:
-            if host.name == name:
-                return host
-        raise KeyError('host %s is not in the cluster view' % name)
+        host = self._index()[0].get(name)
+        if host is None:
+            raise KeyError('host %s is not in the cluster view' % name)
+        return host
 
     def instance(self, uuid):
-        for inst in self.instances:
-            if inst.uuid == uuid:
-                return inst
-        raise KeyError('instance %s is not in the cluster view' % uuid)
+        inst = self._index()[1].get(uuid)
+        if inst is None:
+            raise KeyError('instance %s is not in the cluster view' % uuid)
+        return inst
 
     def instances_on(self, host, socket=None):
-        return tuple(i for i in self.instances if i.host == host
-                     and (socket is None or i.socket == socket))
+        on = self._index()[2].get(host, ())
+        if socket is None:
+            return on
+        return tuple(i for i in on if i.socket == socket)
 
     def free(self, host_name):
         """(vCPUs, RAM MiB, disk GB) still free on a host."""
