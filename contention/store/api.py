@@ -42,7 +42,13 @@ def open_store(url=DEFAULT_URL, *, history_max_age_s=7 * 86400,
 def _engine(url):
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() != 'sqlite':
-        return sa.create_engine(url, pool_pre_ping=True)
+        options = {}
+        if parsed.get_driver_name() == 'psycopg2':
+            # The image profiles' upsert (one row per image and host, a
+            # few per instance report) cannot be one multi-row INSERT, so
+            # psycopg2 would send it a row per round trip: in pages.
+            options['executemany_mode'] = 'values_plus_batch'
+        return sa.create_engine(url, pool_pre_ping=True, **options)
     path = parsed.database
     if not path or path == ':memory:':
         # One shared connection, or every checkout sees an empty database.
