@@ -39,6 +39,15 @@ Measured:
   written straight into ``latest_reports`` to keep the setup short (the
   read does not know the difference).
 
+* **roll-back read**: what Watcher's measured roll-back reads from the
+  history each audit (``StoreMoveLog.seen_before``: each instance's last
+  sample before our first move on its host, and its host's report for
+  where its memory was), for every instance of ``ROLLBACK_HOSTS`` hosts
+  our moves landed on within the cool-down (``cooldown_s``), one call per
+  host as :func:`contention.swap.rollback.plan` makes it; the median of
+  ``REFRESHES`` runs. It grows with the hosts our recent moves touched,
+  not with the cloud.
+
 PostgreSQL is the shared local server (``CONTENTION_TEST_PG_URL``), in a
 throwaway database. Every figure is wall-clock time on this machine,
 which other jobs share: the load average is printed with the figures.
@@ -48,6 +57,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import platform
 import random
 import statistics
 import tempfile
@@ -56,11 +66,14 @@ import uuid
 
 import sqlalchemy as sa
 
+from bench import corun
 from contention.collector import endpoint as endpoint_mod
 from contention import report as report_mod
 from contention import store as api
 from contention.store import models
 from contention.store import open_store
+from contention.store import write
+from contention import swap
 from contention import topology as topo_mod
 
 PG_ADMIN_URL = os.environ.get(
@@ -79,6 +92,9 @@ INGEST_TARGET = 1000.0        # reports/s into PostgreSQL
 PROCESSES = (1, 2)
 PARALLEL_REPORTS = 1200
 REFRESHES = 5
+#: Hosts the roll-back judges in the roll-back read (our moves landed on
+#: them within the cool-down).
+ROLLBACK_HOSTS = 20
 READ_TARGET_MS = 200.0        # all hosts, 10,000 stored
 
 
@@ -346,6 +362,32 @@ def read_ms(url, hosts, with_instances):
             max(refreshes) * 1000, warm * 1000)
 
 
+def rollback_read_ms(url, reports):
+    """Median ms of the roll-back's history read over ``ROLLBACK_HOSTS``.
+
+    The hosts are ones whose ingested report stored instance samples
+    (``[store] instance_sample_interval``), so each instance is found.
+    """
+    store = open_store(url)
+    cooldown_s = swap.SwapParameters().cooldown_s
+    judged = [r for r in reports if write.sampled(
+        r, api.DEFAULT_SAMPLE_INTERVAL_S)][:ROLLBACK_HOSTS]
+    log = swap.StoreMoveLog(store)
+    times = []
+    try:
+        for _ in range(REFRESHES):
+            start = time.perf_counter()
+            for r in judged:
+                seen = log.seen_before({
+                    i.uuid: (r.timestamp + 1, r.timestamp - cooldown_s)
+                    for i in r.instances})
+                assert len(seen) == len(r.instances), (r.host, len(seen))
+            times.append(time.perf_counter() - start)
+    finally:
+        store.dispose()
+    return len(judged), statistics.median(times) * 1000
+
+
 def reads(url, hosts, results, name):
     results['nodes', name, hosts] = read_ms(url, hosts, False)
     if hosts <= WHOLE_MAX_HOSTS:
@@ -367,6 +409,7 @@ def run(url, reports, payloads, results, name):
                      for p in payloads]
             results['collector', name] = collector_rate(store, moved)
         reads(url, HOSTS[0], results, name)
+        results['rollback', name] = rollback_read_ms(url, reports)
         add_copies(store, reports[0], 0, HOSTS[1] - len(reports))
         reads(url, HOSTS[1], results, name)
     finally:
@@ -402,6 +445,10 @@ def main():
     nodes_10k = results['nodes', 'PostgreSQL', HOSTS[1]]
     full_1k = results['read', 'PostgreSQL', HOSTS[0]]
     print('## Telemetry store\n')
+    print('Measured %s on %s, %d CPUs (%s).\n' % (
+        time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime()),
+        corun.machine()['model'] or platform.machine(), os.cpu_count(),
+        platform.platform()))
     print('Reports of %d instances (%.0f KiB of JSON each), batches of %d. '
           'Load average after the run: %.1f %.1f %.1f on %d CPUs (the '
           'machine is shared with other jobs).\n' % (
@@ -458,6 +505,14 @@ def main():
                 print('| %s, %s | %s | %.0f | %.0f | %.0f | %.1f |' % (
                     name, label, format(hosts, ','), cold, refresh, worst,
                     warm))
+    print()
+    print('| roll-back read (`StoreMoveLog.seen_before`) | hosts judged | '
+          'instances | ms, median of %d |' % REFRESHES)
+    print('|---|---|---|---|')
+    for name in ('SQLite', 'PostgreSQL'):
+        judged, ms = results['rollback', name]
+        print('| %s | %d | %d | %.0f |'
+              % (name, judged, judged * INSTANCES, ms))
     print()
 
     def verdict(ok):
