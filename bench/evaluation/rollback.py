@@ -6,9 +6,10 @@
 ``rollback_harm`` set (:mod:`contention.swap.rollback`), and prints, per
 seed and row, the clusters harmed past issue 19's bounds, the summed and
 median gain over ``none``, the worst VM and the live migrations, in
-Markdown. The shipped default is 0.15 (``--rollback-harm 0`` compares it
-with the rule off); ``doc/watcher.md`` ("Measured roll-back") quotes this
-table, measured when the default was off. Every figure is simulated.
+Markdown. The rows as shipped run with ``rollback_harm``'s default
+(``SwapParameters``; ``--rollback-harm 0`` compares them with the rule
+off); ``doc/watcher.md`` ("Measured roll-back") quotes this table,
+measured when the default was off. Every figure is simulated.
 """
 
 import argparse
