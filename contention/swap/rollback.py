@@ -310,9 +310,9 @@ def _partner(state, episodes, done, here, there, move_log, since):
         episode = episodes[uuid]
         if (uuid in done or episode[0].source_host != here
                 or episode[-1].dest_host != there):
-            continue        # not the other way (what _back would find)
+            continue
         back = _back(state, episode, move_log, since)
-        if back is not None and back[0].host == there and back[1] == here:
+        if back is not None:
             return cluster.Migrate(uuid, there, here, back[2], undo=True)
     return None
 
