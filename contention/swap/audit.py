@@ -154,12 +154,9 @@ def repercussions(view, move_log, interval):
     moves = move_log.moves_since(view.now - interval)
     if not moves:
         return []
-    by_host = {}
-    for inst in view.instances:
-        by_host.setdefault(inst.host, []).append(inst)
     first_move = {}
     for move in moves:
-        for co in by_host.get(move.dest_host, ()):
+        for co in view.instances_on(move.dest_host):
             first_move.setdefault(co.uuid, move.moved_at)
     classes_before = move_log.classes_before({
         uuid: (moved_at, moved_at - interval)

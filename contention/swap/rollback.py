@@ -126,13 +126,9 @@ def plan(view, params, move_log, start):
     actions, skipped = [], []
     state = start.fork()
     since_of = {h.name: h.measured_since for h in view.hosts}
-    on_host = {}
-    for inst in view.instances:
-        if inst.host in landed:
-            on_host.setdefault(inst.host, []).append(inst)
     for host in sorted(landed):
         first = min(episodes[u][0].moved_at for u in landed[host])
-        harmed = _harmed(on_host.get(host, ()), move_log, first, since,
+        harmed = _harmed(view.instances_on(host), move_log, first, since,
                          params)
         if not harmed:
             continue
