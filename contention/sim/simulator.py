@@ -28,6 +28,11 @@ from contention.sim import placement
 from contention.sim import scenario as scenario_mod
 from contention.sim import state as state_mod
 
+#: Seconds of counters in each host's last report: the agent's default
+#: ``[agent] interval`` (``compute_agent.opts``), what the policies'
+#: view of an epoch shows (:meth:`Simulator._last_report`).
+REPORT_S = 10.0
+
 _NAMESPACE = uuidlib.UUID('0b3f6a52-5f0e-4a57-9d51-3c1f7f2a9e11')
 POLICY_NAMESPACE = 'contention.sim.policies'
 
@@ -223,8 +228,12 @@ class Simulator(object):
 
     # -- solving ----------------------------------------------------------
 
-    def _overheads(self, dt):
-        """Per-instance slowdown and per-node extra CPU/traffic of copies."""
+    def _overheads(self, dt, start=0.0):
+        """Per-instance slowdown and per-node extra CPU/traffic of copies.
+
+        Averaged over ``[start, dt]`` of the coming epoch (its whole, by
+        default).
+        """
         n = len(self.state.instances)
         g = int(self.state._host_arrays()['node_mc_bw'].shape[0])
         slowdown = np.zeros(n)
@@ -232,7 +241,9 @@ class Simulator(object):
         extra_traffic = np.zeros(g)
         index = {inst.uuid: i for i, inst in enumerate(self.state.instances)}
         for run in self.running:
-            share = min(run.remaining_s, dt) / dt
+            share = max(0.0, min(run.remaining_s, dt) - start) / (dt - start)
+            if share <= 0:
+                continue
             i = index.get(run.uuid)
             if i is not None:
                 slowdown[i] = min(0.95, slowdown[i] + run.slowdown * share)
@@ -241,7 +252,8 @@ class Simulator(object):
                 extra_traffic[node] += run.bytes_per_s * share
         return slowdown, extra_cpu, extra_traffic
 
-    def _measure(self, t, dt, overheads=None):
+    def _solve(self, t, dt, overheads=None):
+        """Solve at time ``t``; :attr:`_last` becomes ``dt`` s of counters."""
         start = time.perf_counter()
         if overheads is None:
             p = self.state.problem(t)
@@ -256,6 +268,10 @@ class Simulator(object):
         self._last = dict(problem=p, solution=sol, perf=perf, dt=dt,
                           counters=counts, t=t,
                           uuids=[i.uuid for i in self.state.instances])
+        return p, sol, perf, counts
+
+    def _measure(self, t, dt, overheads=None):
+        p, sol, perf, counts = self._solve(t, dt, overheads)
         for i, inst in enumerate(self.state.instances):
             cum = self._cumulative.setdefault(inst.uuid, dict.fromkeys(
                 counters_mod.NAMES, 0))
@@ -281,6 +297,7 @@ class Simulator(object):
         self._cpu_used_s += (float(sol.cpu_used.sum())
                              + float(overheads[1].sum())) * dt
         self._capacity_s += self._usable_cores() * dt
+        self._last_report(t, dt)
         for run in self.running:
             self.costs.migration_seconds += min(run.remaining_s, dt)
             run.remaining_s -= dt
@@ -288,6 +305,24 @@ class Simulator(object):
         self.epoch += 1
         return {inst.uuid: float(perf[i])
                 for i, inst in enumerate(self.state.instances)}
+
+    def _last_report(self, t, dt):
+        """What the agents' last reports of the epoch measured, if not all of it.
+
+        Policies see the last report of each host (Watcher's view reads
+        the store's latest, ``[agent] interval`` seconds of counters,
+        :data:`REPORT_S` by default), not an epoch's average. They differ
+        only where a copy ended within the epoch: the epoch's counters
+        average the copy's slowdown in, the last report's show the
+        placement the move made, and start after the copy
+        (``HostView.measured_since``), so the measured roll-back can judge
+        it at the next audit, as it would on a cloud. The epoch's demand
+        (at its midpoint) stays; performance accounting keeps the average.
+        """
+        span = min(dt, REPORT_S)
+        if span >= dt or not any(r.remaining_s < dt for r in self.running):
+            return
+        self._solve(t, span, self._overheads(dt, start=dt - span))
 
     def _usable_cores(self):
         total = 0.0

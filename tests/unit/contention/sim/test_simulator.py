@@ -97,9 +97,23 @@ class TestApply(base.BaseTestCase):
                          outcome.copy_s)
         self.assertGreater(outcome.copy_s[inst.uuid], 0)
         self.assertEqual(other, sim.view().instance(inst.uuid).host)
+        copy_s = outcome.copy_s[inst.uuid]
+        self.assertLess(copy_s, sim.scenario.epoch_s - simulator.REPORT_S)
         during = sim.step()[inst.uuid]
         self.assertLess(during, before)
-        # The view says which interval it measured: the epoch just run.
+        # The copy ended within the epoch: the view is the hosts' last
+        # reports, after it, and says so; they measure the placement,
+        # not the copy.
+        view = sim.view()
+        self.assertEqual(view.now - simulator.REPORT_S,
+                         view.hosts[0].measured_since)
+        self.assertGreater(view.hosts[0].measured_since,
+                           view.now - sim.scenario.epoch_s + copy_s)
+        self.assertGreater(sim.performance()[inst.uuid], during)
+        after = sim.step()[inst.uuid]
+        self.assertGreater(after, during)
+        self.assertAlmostEqual(after, sim.performance()[inst.uuid])
+        # Nothing copied in that epoch: the view is all of it.
         view = sim.view()
         self.assertEqual(view.now - sim.scenario.epoch_s,
                          view.hosts[0].measured_since)
