@@ -246,7 +246,7 @@ def seeds_of(text):
         return tuple(int(x) for x in text.split(',') if x.strip())
     except ValueError:
         raise SystemExit('--holdout-seeds %r: expected comma-separated '
-                         'integers, e.g. 61,67,71' % text)
+                         'integers, e.g. 61,67,79' % text)
 
 
 def family_size(text):

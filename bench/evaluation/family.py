@@ -59,8 +59,10 @@ DEFAULT_SEED = 19
 #: 7, 23, 41, 53 and 101; ``doc/watcher.md`` cites them), so its figures
 #: may flatter them; seeds no change was shaped by tell whether they
 #: generalise. Once a shipped change is debugged on one of these,
-#: replace it.
-HOLDOUT_SEEDS = (61, 67, 71)
+#: replace it: 71 was, on 2026-11-29 (the simulator's view of an epoch
+#: where a copy ended, found on its ``gen-small-065``), and 79 took its
+#: place.
+HOLDOUT_SEEDS = (61, 67, 79)
 #: The rows run on the held-out seeds: ours and ``none``, all that
 #: "never worse than doing nothing" needs (the peers and the oracle take
 #: a seed from about a minute to about a quarter of an hour).
