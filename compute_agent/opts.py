@@ -22,7 +22,7 @@ agent_opts = [
                     'report\'s host, the publisher id suffix and the RPC '
                     'server name, so it must match nova-compute\'s [DEFAULT] '
                     'host.'),
-    cfg.FloatOpt('interval', default=10.0, min=0.5,
+    cfg.FloatOpt('interval', default=report.DEFAULT_INTERVAL_S, min=0.5,
                  help='Seconds between two collections. Counters become '
                       'deltas over this interval.'),
     cfg.ListOpt('sources', default=['libvirt', 'resctrl', 'numa_memory'],

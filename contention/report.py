@@ -37,6 +37,9 @@ SUPPORTED_MAJOR = 1
 
 EVENT_TYPE = 'contention.host.report'
 TOPIC = 'contention_telemetry'
+#: Seconds of counters in a report by default: the agent's ``[agent]
+#: interval``, and what the simulator's view of an epoch shows of it.
+DEFAULT_INTERVAL_S = 10.0
 
 _VERSION = re.compile(r'([0-9]+)\.([0-9]+)')
 

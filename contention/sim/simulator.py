@@ -28,11 +28,6 @@ from contention.sim import placement
 from contention.sim import scenario as scenario_mod
 from contention.sim import state as state_mod
 
-#: Seconds of counters in each host's last report: the agent's default
-#: ``[agent] interval`` (``compute_agent.opts``), what the policies'
-#: view of an epoch shows (:meth:`Simulator._last_report`).
-REPORT_S = 10.0
-
 _NAMESPACE = uuidlib.UUID('0b3f6a52-5f0e-4a57-9d51-3c1f7f2a9e11')
 POLICY_NAMESPACE = 'contention.sim.policies'
 
@@ -311,7 +306,8 @@ class Simulator(object):
 
         Policies see the last report of each host (Watcher's view reads
         the store's latest, ``[agent] interval`` seconds of counters,
-        :data:`REPORT_S` by default), not an epoch's average. They differ
+        :data:`contention.report.DEFAULT_INTERVAL_S` by default), not an
+        epoch's average. They differ
         only where a copy ended within the epoch: the epoch's counters
         average the copy's slowdown in, the last report's show the
         placement the move made, and start after the copy
@@ -319,7 +315,7 @@ class Simulator(object):
         it at the next audit, as it would on a cloud. The epoch's demand
         (at its midpoint) stays; performance accounting keeps the average.
         """
-        span = min(dt, REPORT_S)
+        span = min(dt, report.DEFAULT_INTERVAL_S)
         if span >= dt or not any(r.remaining_s < dt for r in self.running):
             return
         self._solve(t, span, self._overheads(dt, start=dt - span))

@@ -98,14 +98,14 @@ class TestApply(base.BaseTestCase):
         self.assertGreater(outcome.copy_s[inst.uuid], 0)
         self.assertEqual(other, sim.view().instance(inst.uuid).host)
         copy_s = outcome.copy_s[inst.uuid]
-        self.assertLess(copy_s, sim.scenario.epoch_s - simulator.REPORT_S)
+        self.assertLess(copy_s, sim.scenario.epoch_s - report.DEFAULT_INTERVAL_S)
         during = sim.step()[inst.uuid]
         self.assertLess(during, before)
         # The copy ended within the epoch: the view is the hosts' last
         # reports, after it, and says so; they measure the placement,
         # not the copy.
         view = sim.view()
-        self.assertEqual(view.now - simulator.REPORT_S,
+        self.assertEqual(view.now - report.DEFAULT_INTERVAL_S,
                          view.hosts[0].measured_since)
         self.assertGreater(view.hosts[0].measured_since,
                            view.now - sim.scenario.epoch_s + copy_s)
