@@ -5,8 +5,10 @@ of ``scenario.epoch_s`` seconds; each :meth:`Simulator.step` solves the
 epoch (at its midpoint's CPU demands, with the costs of the migrations
 that overlap it) and accumulates every instance's normalised performance,
 CPU use and counters. Policies see only :meth:`Simulator.view`, built from
-the synthetic counters of the last epoch through the same core functions
-as a real host's report (:func:`contention.aggregate.derive_metrics`,
+the synthetic counters of the last epoch (of its hosts' last report where
+a copy ended within it: :meth:`Simulator._last_report`) through the same
+core functions as a real host's report
+(:func:`contention.aggregate.derive_metrics`,
 :func:`contention.classify.merlin_class`), and change the cluster only
 through :meth:`Simulator.apply`. :func:`run` is the whole loop.
 """
