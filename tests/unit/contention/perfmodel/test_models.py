@@ -257,6 +257,34 @@ class TestInterferenceModel(testtools.TestCase):
         np.testing.assert_allclose(Y[:, 0], model.predict(X)[:, 0],
                                    atol=0.05)
 
+    def test_trees_are_averaged_as_performance(self):
+        # a latency service near saturation, on which the trees disagree:
+        # the forest's performance is the mean of each tree's performance
+        # (the closed form applied per tree); the closed form is convex in
+        # the throughput equivalent (flat past saturation, steep below), so
+        # that mean lies above the performance of the trees' mean
+        rng = np.random.default_rng(3)
+        X = rng.random((200, len(features.FEATURE_NAMES)))
+        X[:, models._LATENCY] = 1.0
+        X[:, models._UTIL] = 0.8
+        stretch = 1.0 + 0.3 * X[:, 0] + 0.1 * rng.random(200)
+        Y = np.column_stack([models.latency_performance(stretch, 0.8),
+                             np.zeros(200)])
+        model = models.InterferenceModel(n_estimators=10).fit(X, Y)
+        each = np.stack([t.predict(X.astype(np.float32))
+                         for t in model.forests_[0].estimators_])
+        per_tree = np.mean([models.performance_from(X, e) for e in each],
+                           axis=0)
+        of_mean = models.performance_from(X, each.mean(axis=0))
+        pred = model.predict(X)[:, 0]
+        np.testing.assert_allclose(per_tree, pred)
+        self.assertGreater(np.abs(of_mean - pred).max(), 0.01)
+        self.assertTrue(np.all(pred >= of_mean - 1e-12))
+        # the spread is that of the same per-tree performances
+        spread = model.predict_confident(X).spread
+        self.assertTrue(np.all(spread >= np.std(
+            [models.performance_from(X, e) for e in each], axis=0) - 1e-9))
+
     def test_bad_shapes(self):
         model = models.InterferenceModel()
         self.assertRaises(ValueError, model.fit, np.zeros((3, 2)),
