@@ -15,7 +15,10 @@ for the view after a list of actions).
 import dataclasses
 from typing import Optional, Union
 
+from contention.fast_init import fast_init
 
+
+@fast_init
 @dataclasses.dataclass(frozen=True)
 class InstanceView:
     """An instance with what the algorithms need to know about it."""
@@ -84,6 +87,7 @@ class SocketView:
     llc_kib: Optional[int] = None
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True)
 class HostView:
     name: str

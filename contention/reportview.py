@@ -32,6 +32,7 @@ import dataclasses
 from typing import Optional
 
 from contention import cluster
+from contention.fast_init import fast_init
 
 #: Categories (first word) of the skip reasons this module gives.
 HOST_REASONS = ('disabled', 'down', 'no_telemetry', 'bad_report')
@@ -55,6 +56,7 @@ class HostInventory:
     unusable: Optional[str] = None
 
 
+@fast_init
 @dataclasses.dataclass(frozen=True)
 class InstanceInventory:
     """An instance as the cloud knows it."""
