@@ -25,9 +25,10 @@ shuffled order; the figures are medians with their spread (min-max over
 repeats), because the machine is shared with other users' jobs.
 
 The simulator is then given a host class read from the machine itself
-(:func:`host_from_machine`: cores, threads and L3 size from sysfs; the
-unloaded miss latency and the memory bandwidth from the chase and triad
-alone) and profiles derived by one rule per microbenchmark kind
+(:func:`host_from_machine`: cores and threads from sysfs; the LLC a
+chase alone finds, :func:`effective_llc_mib`, which also sizes the
+chases; the unloaded miss latency and the memory bandwidth from the
+chase and triad alone) and profiles derived by one rule per microbenchmark kind
 (:func:`profiles_for`), never from a pair's result, and it predicts
 every pair. :func:`compare` reports both side by side with Spearman's
 rank correlation and the median relative error of the slowdowns, and
@@ -139,12 +140,15 @@ def machine():
     """Cores, threads per core, LLC size and model, read from sysfs."""
     cpus = sorted(os.sched_getaffinity(0))
     base = '/sys/devices/system/cpu/cpu%d' % cpus[0]
-    llc_kib, llc_shared = 0.0, ''
+    llc_kib, llc_shared, l2_kib = 0.0, '', 1024.0
     for index in sorted(os.listdir(os.path.join(base, 'cache'))):
         if not index.startswith('index'):
             continue
         level = _read(os.path.join(base, 'cache', index, 'level'), '0')
         kind = _read(os.path.join(base, 'cache', index, 'type'), '')
+        if int(level) == 2 and kind in ('Unified', 'Data'):
+            l2_kib = _size_kib(_read(os.path.join(base, 'cache', index,
+                                                  'size'))) or l2_kib
         if int(level) >= 3 and kind in ('Unified', 'Data'):
             llc_kib = _size_kib(_read(os.path.join(base, 'cache', index,
                                                    'size')))
@@ -160,6 +164,7 @@ def machine():
             break
     return dict(cpus=cpus, cores=max(1, len(cpus) // threads),
                 threads=threads, l3_mib=llc_kib / 1024.0,
+                l2_mib=l2_kib / 1024.0,
                 l3_shared=llc_shared, model=model)
 
 
@@ -172,6 +177,62 @@ def _cpu_list(text):
         elif part.strip():
             out.append(int(part))
     return out
+
+
+#: Seconds of each chase of the LLC sweep (:func:`llc_sweep`).
+SWEEP_SECONDS = 0.3
+
+
+def effective_llc_mib(curve):
+    """The LLC a chase alone finds here (MiB), from its latency curve.
+
+    ``curve`` is ``{working set MiB: ns per access}`` of a chase alone
+    from twice the L2 up (:func:`llc_sweep`), so its smallest point is an
+    LLC hit. A random pointer chase is one cycle through every line:
+    while it fits, its accesses hit; past the cache it misses almost
+    every time (the cliff the doc describes). The capacity is taken where
+    its latency passes the geometric mean of a hit and the highest
+    latency measured (DRAM, with the page walks of the largest sizes:
+    on a log scale they move the crossing little), interpolated between
+    the two sizes around it on a log scale (our choice of the crossing).
+    None where the curve has no such step (a hit above
+    :data:`CACHE_HELD_RATIO` of the highest: the LLC kept nothing, or
+    every size tried fit).
+
+    Why measure it: sysfs gives the LLC of the whole package, and on a
+    virtual machine that is shared with other tenants (a 2-vCPU guest of
+    this project's machines reports 260 MiB, while its chase pays DRAM
+    latency from 16 MiB). The simulator is given what this machine's
+    workloads can hold, and the chases' sizes are chosen around it.
+    """
+    sizes = sorted(curve)
+    hit, high = curve[sizes[0]], max(curve.values())
+    if hit >= CACHE_HELD_RATIO * high:
+        return None
+    threshold = math.sqrt(hit * high)
+    for small, large in zip(sizes, sizes[1:]):
+        if curve[large] >= threshold:
+            share = (threshold - curve[small]) / (curve[large]
+                                                  - curve[small])
+            return small * (large / small) ** share
+    return None     # not reached: the highest point is past the threshold
+
+
+def llc_sweep(binary, cpu, l2_mib, l3_mib, seconds=SWEEP_SECONDS):
+    """``{MiB: ns per access}`` of a chase alone, twice the L2 to 2x LLC.
+
+    Doubling working sets from the first power of two at least twice the
+    L2 (so the first is an LLC hit) up to twice what sysfs reports for
+    the LLC (at least 8 MiB), each run once on ``cpu``.
+    """
+    sizes = [1]
+    while sizes[-1] < 2.0 * l2_mib:
+        sizes[-1] *= 2
+    while sizes[-1] < max(8.0, 2.0 * l3_mib):
+        sizes.append(2 * sizes[-1])
+    return {size: run_together(binary, [(Workload('chase-%d' % size,
+                                                  'chase', size), cpu)],
+                               seconds)[0][0] for size in sizes}
 
 
 # -- running --------------------------------------------------------------
@@ -264,9 +325,11 @@ def host_from_machine(info, alone):
     """The simulator's hardware class for this machine.
 
     ``alone`` holds the medians of the microbenchmarks alone. The layout
-    (one socket, one NUMA node, the cores and threads, the L3 size) is
-    sysfs's. Two speeds are measured: ``local_latency_ns``, the extra
-    latency of a dependent load that misses the LLC (the chase at twice
+    (one socket, one NUMA node, the cores and threads) is sysfs's; the
+    L3 size is ``info['l3_mib']``, the LLC the sweep found
+    (:func:`effective_llc_mib`; sysfs's where it found no step). Two
+    speeds are measured: ``local_latency_ns``, the extra latency of a
+    dependent load that misses the LLC (the chase at twice
     the LLC minus the chase well inside it), and ``mc_bandwidth_gbs``,
     the DRAM bytes per second of the triad alone (STREAM's 24 bytes per
     element plus the write-allocate read, 32 bytes). The clock is 1 GHz
@@ -509,11 +572,17 @@ def measure_run():
               % info['cpus'])
         return None
     cpus = info['cpus'][:2]
-    works = workloads(info['l3_mib'])
     load_before = _loadavg()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='corun-') as tmp:
         binary = compile_binary(tmp)
+        curve = llc_sweep(binary, cpus[0], info['l2_mib'], info['l3_mib'])
+        held = effective_llc_mib(curve)
+        info = dict(info, l3_mib_sysfs=info['l3_mib'],
+                    llc_curve=sorted(curve.items()))
+        if held is not None:
+            info['l3_mib'] = min(held, info['l3_mib'])
+        works = workloads(info['l3_mib'])
         samples, overlap = measure(binary, works, cpus)
     return dict(info=info, samples=samples, overlap=overlap,
                 service=SERVICE_FIGURE, wall=time.monotonic() - start,
@@ -567,9 +636,19 @@ def report(info, works, samples, overlap, alone, measured, predicted, keys,
          'average %.1f before and %.1f after, so every figure is a median '
          'with its min-max over repeats, and rates are per second of the '
          'benchmark\'s own CPU time (median over short chunks).\n'
-         % (info['model'], info['cores'], info['threads'], info['l3_mib'],
+         % (info['model'], info['cores'], info['threads'],
+            info.get('l3_mib_sysfs', info['l3_mib']),
             info['l3_shared'], info['cpus'][:2], REPEATS, SECONDS, wall,
             load[0], load[1]))
+    if 'llc_curve' in info:
+        emit('The LLC a chase alone finds (measured; `effective_llc_mib`: '
+             'where its latency passes the geometric mean of a hit and '
+             'DRAM): %.0f '
+             'MiB, the size the chases below and the simulator\'s host '
+             'class use. The chase alone, ns per access by working set: '
+             '%s.\n' % (info['l3_mib'], ', '.join(
+                 '%g MiB %.0f' % (size, ns) for size, ns in
+                 info['llc_curve'])))
     emit('Alone (measured):\n')
     emit('| workload | median | min-max |')
     emit('|---|---|---|')

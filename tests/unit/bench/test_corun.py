@@ -83,6 +83,26 @@ class TestPrediction(testtools.TestCase):
         self.assertEqual((False, 'chase-4', 'chase-64'),
                          corun.cache_held(full))
 
+    def test_the_llc_is_where_a_chase_alone_steps_to_dram(self):
+        # This project's 2-vCPU Intel guests (2026-11-30): LLC hits to 8
+        # MiB, DRAM from 16, page walks beyond. The threshold is
+        # sqrt(33 x 277) = 95.6 ns, crossed 0.73 of the way from 8 to 16
+        # MiB on a log scale; without the page walks of the 1 GiB point,
+        # about halfway.
+        curve = {4: 33.0, 8: 36.0, 16: 118.0, 32: 138.0, 64: 143.0,
+                 128: 149.0, 256: 163.0, 512: 186.0, 1024: 277.0}
+        share = (((33.0 * 277.0) ** 0.5) - 36.0) / (118.0 - 36.0)
+        self.assertAlmostEqual(8.0 * 2.0 ** share,
+                               corun.effective_llc_mib(curve))
+        self.assertTrue(12 < corun.effective_llc_mib(curve) < 14)
+        curve[1024] = 190.0
+        self.assertTrue(11 < corun.effective_llc_mib(curve) < 12)
+        # Nothing held (every size pays DRAM latency), or every size fit.
+        self.assertIsNone(corun.effective_llc_mib(
+            {2: 150.0, 4: 160.0, 8: 170.0}))
+        self.assertIsNone(corun.effective_llc_mib(
+            {2: 10.0, 4: 10.0, 8: 12.0, 16: 12.0}))
+
     def test_streaming_hurts_the_cache_sensitive_chase_not_the_cpu_loop(self):
         works = corun.workloads(32.0)
         hw, hit = corun.host_from_machine(INFO, ALONE)
