@@ -9,7 +9,7 @@ from watcher_strategies import view
 
 
 class TestFields(testtools.TestCase):
-    """``_fields`` reads oslo.versionedobjects' storage, not the property.
+    """``_values`` reads oslo.versionedobjects' storage, not the property.
 
     The fast path relies on where oslo.versionedobjects keeps a field's
     value; these pin that it agrees with the property for every field the
@@ -30,8 +30,8 @@ class TestFields(testtools.TestCase):
         for obj in (inst, node):
             for name in type(obj).fields:
                 if obj.obj_attr_is_set(name):
-                    self.assertEqual(getattr(obj, name),
-                                     view._fields(obj)(name, 'default'),
+                    self.assertEqual([getattr(obj, name)],
+                                     view._values(obj, view._stored((name, 'default'))),
                                      name)
 
     def test_a_field_never_set_reads_as_the_default(self):
@@ -41,15 +41,16 @@ class TestFields(testtools.TestCase):
         self.assertIn('metadata', unset)
         self.assertIn('vcpus', unset)
         for name in unset:
-            self.assertEqual('default', view._fields(inst)(name, 'default'))
+            self.assertEqual(['default'],
+                             view._values(inst, view._stored((name, 'default'))))
 
     def test_plain_objects_are_read_through_their_attributes(self):
         class Plain:
             vcpus = 4
             locked = None
-        self.assertEqual(4, view._fields(Plain())('vcpus', 0))
-        self.assertEqual(False, view._fields(Plain())('locked', False))
-        self.assertEqual('x', view._fields(Plain())('memory', 'x'))
+        self.assertEqual([4, False, 'x'], view._values(
+            Plain(), view._stored(('vcpus', 0), ('locked', False),
+                                  ('memory', 'x'))))
 
     def test_the_inventory_says_why_an_instance_may_not_move(self):
         inst = element.Instance(uuid='u', state='paused', vcpus=2,
