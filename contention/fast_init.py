@@ -4,7 +4,7 @@ A frozen dataclass's generated ``__init__`` stores every field through
 ``object.__setattr__`` (its own ``__setattr__`` refuses), about a tenth of
 a microsecond a field. An audit at 1,000 hosts builds 20,000
 :class:`contention.cluster.InstanceView` s of 27 fields and as many
-inventory entries, which made construction alone a sixth of its decision
+inventory entries, which made construction alone a fifth of its decision
 time (``bench/watcher.py``). :func:`fast_init` gives such a class an
 ``__init__`` with the same signature that fills the new object's own
 ``__dict__`` in declaration order: the same object (equality, hash, repr

@@ -89,8 +89,8 @@ def _host(node):
 
 _INSTANCE_FIELDS = _stored(
     ('uuid', None), ('state', 'active'), ('watcher_exclude', False),
-    ('locked', False), ('flavor_extra_specs', {}), ('vcpus', 0),
-    ('memory', 0), ('disk', 0), ('metadata', {}))
+    ('locked', False), ('flavor_extra_specs', None), ('vcpus', 0),
+    ('memory', 0), ('disk', 0), ('metadata', None))
 
 
 def _instance(inst, host, declared=None):
