@@ -697,12 +697,40 @@ def rows_merlin_policy():
         'cost (the Table 1 rows above); on mix3 every policy raises the '
         'same caps' % (mix1.cpu_utilisation,
                        run('merlin-mix1', 'low_cost').cpu_utilisation)))
+    table = {mix: dict({p: run(mix, p) for p in ('low_cost', 'random',
+                                                 'local')},
+                       merlin=result) for mix, result in merlin.items()}
+    lowest = [all(v['merlin'].l3_mpki < r.l3_mpki * (1 - 1e-3)
+                  and v['merlin'].cpi < r.cpi * (1 - 1e-3)
+                  for k, r in v.items() if k != 'merlin')
+              for v in table.values()]
+    spread = max(max(r.l3_mpki for r in v.values())
+                 / min(r.l3_mpki for r in v.values()) - 1.0
+                 for v in table.values())
     rows.append(Row(
         'Merlin 5.2-5.3, Table 1',
         'Merlin has the lowest L3 MPKI and CPI in every mix',
-        'e.g. Mix-1 108 MPKI, CPI 2.078', '-', '', CANNOT,
-        'a run\'s result gives performance, P.E. and actions, not the '
-        'cluster\'s L3 MPKI or CPI'))
+        'Mix-1 108 / 2.078, Mix-2 117 / 1.989, Mix-3 134 / 2.439; the '
+        'others 125-187 / 2.476-3.356',
+        'merlin-mix1..3, the platform\'s LLC misses per 1,000 '
+        'instructions and cycles per instruction over the run, per policy',
+        '; '.join('%s: merlin %.1f / %.3f, others %.1f-%.1f / %.3f-%.3f'
+                  % (m[-4:], v['merlin'].l3_mpki, v['merlin'].cpi,
+                     min(r.l3_mpki for k, r in v.items() if k != 'merlin'),
+                     max(r.l3_mpki for k, r in v.items() if k != 'merlin'),
+                     min(r.cpi for k, r in v.items() if k != 'merlin'),
+                     max(r.cpi for k, r in v.items() if k != 'merlin'))
+                  for m, v in table.items()),
+        ORDER if all(lowest) else DIRECTION if any(lowest)
+        else CONTRADICTS,
+        '' if all(lowest) else 'the paper reads both metrics as the '
+        'policies\' management too: "VCPU and memory migrations also '
+        'trigger L3 misses", so lower values show fewer of them (section '
+        '5.2); the model counts no miss for a page copy or for the cold '
+        'cache after a vCPU move (the 1.78 us row below), and its four '
+        'policies leave about the same instances sharing each node (the '
+        'P.E. rows above), so the platform\'s MPKI differs by at most '
+        '%.0f %% between them in a mix' % (100.0 * spread)))
     rows.append(Row(
         'Merlin 5.3',
         'migrating the Darwin server instead of the data-mining VM costs '

@@ -136,6 +136,11 @@ class RunResult:
     #: that said nothing): the policy's ``model_abstentions``, 0 for
     #: policies without a model.
     model_abstentions: int = 0
+    #: The platform's LLC misses per 1,000 instructions and cycles per
+    #: instruction over the run, from every instance's counters (Merlin's
+    #: Table 1 metrics; 0 before any instruction).
+    l3_mpki: float = 0.0
+    cpi: float = 0.0
 
     def to_dict(self):
         return dataclasses.asdict(self)
@@ -806,6 +811,9 @@ class Simulator(object):
         pe = (sum(float(np.mean(p)) for p in by_app.values()) / util
               if util > 0 else 0.0)
         q75, q25 = np.percentile(deg, [75, 25])
+        counted = self._cumulative.values()
+        instructions = sum(c['instructions'] for c in counted)
+        per_instruction = 1.0 / instructions if instructions else 0.0
         return RunResult(
             scenario=self.scenario.name, policy=policy_name, seed=self.seed,
             epochs=self.epoch, placement=self.placement, vms=tuple(vms),
@@ -825,7 +833,10 @@ class Simulator(object):
             no_valid_host=self.no_valid_host,
             filtered_arrivals=self.filtered_arrivals, notes=tuple(notes),
             rejected_reasons=tuple(sorted(self.rejected_reasons.items())),
-            model_abstentions=int(model_abstentions))
+            model_abstentions=int(model_abstentions),
+            l3_mpki=1000.0 * per_instruction * sum(c['cache_misses']
+                                                   for c in counted),
+            cpi=per_instruction * sum(c['cycles'] for c in counted))
 
 
 class _Refused(Exception):

@@ -85,7 +85,9 @@ class TestExperiments(testtools.TestCase):
     def test_merlin_policy_rows_are_run_not_pending(self):
         rows = fidelity.rows_merlin_policy()
         run = [r for r in rows if r.verdict != fidelity.CANNOT]
-        self.assertEqual(3, len(run))
+        self.assertEqual(4, len(run))
+        self.assertIn('Merlin has the lowest L3 MPKI and CPI in every mix',
+                      [r.result for r in run])
         for row in run:
             self.assertTrue(row.simulated)
             self.assertNotIn('not yet a simulator policy', row.why)

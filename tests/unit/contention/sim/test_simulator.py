@@ -316,6 +316,22 @@ class TestRun(base.BaseTestCase):
         self.assertAlmostEqual(expected, result.platform_efficiency)
         self.assertAlmostEqual(0.5, result.cpu_utilisation, 3)
 
+    def test_platform_mpki_and_cpi_are_of_every_instruction(self):
+        # Merlin's Table 1 metrics: a mix's figures lie between those of
+        # its parts run alone.
+        def run(instances):
+            return simulator.run(_tiny(instances=instances), 'none',
+                                 epochs=2)
+        mem = run([{'profile': 'mem', 'count': 2}])
+        cpu = run([{'profile': 'cpu', 'count': 2}])
+        both = run([{'profile': 'mem', 'count': 2},
+                    {'profile': 'cpu', 'count': 2}])
+        self.assertGreater(mem.l3_mpki, both.l3_mpki)
+        self.assertGreater(both.l3_mpki, cpu.l3_mpki)
+        self.assertGreater(cpu.l3_mpki, 0.0)
+        self.assertGreater(mem.cpi, both.cpi)
+        self.assertGreater(both.cpi, cpu.cpi)
+
     def test_unknown_policy_lists_known_ones(self):
         exc = self.assertRaises(ValueError, simulator.run, _tiny(), 'nope')
         self.assertIn('oracle', str(exc))
