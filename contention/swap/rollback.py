@@ -229,6 +229,22 @@ def hold(view, move_log, params):
     return cluster.ClusterView(hosts, view.instances, now=view.now)
 
 
+def net(params, serving):
+    """The loss past which an instance's host is rolled back.
+
+    ``rollback_harm``; for a service answering requests
+    (:func:`measure.serving`), the same multiple of its own harm bound
+    (``rollback_harm * max_latency_harm / max_vm_harm``): its response
+    time is what its bound protects, and a net three times looser than
+    the bound it was planned under is one for a VM made much worse by
+    that bound's measure too.
+    """
+    if not serving or not params.max_vm_harm:
+        return params.rollback_harm
+    return (params.rollback_harm * params.max_latency_harm
+            / params.max_vm_harm)
+
+
 def _harmed(instances, move_log, first, since, params):
     """[(uuid, loss)] of ``instances`` (one host's) past ``rollback_harm``.
 
@@ -241,8 +257,9 @@ def _harmed(instances, move_log, first, since, params):
         before = seen.get(inst.uuid)
         if before is None:
             continue
-        lost = loss(before, inst, measure.serving(inst))
-        if lost is not None and lost > params.rollback_harm:
+        serving = measure.serving(inst)
+        lost = loss(before, inst, serving)
+        if lost is not None and lost > net(params, serving):
             found.append((inst.uuid, lost))
     return sorted(found, key=lambda x: -x[1])
 

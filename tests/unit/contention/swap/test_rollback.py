@@ -111,6 +111,28 @@ class TestUndo(testtools.TestCase):
             (cluster.Repin('a', 'h', 1, move_memory=True, undo=True),),
             swap.run_audit(self._view(0.8), params, self._log()).actions)
 
+    def test_a_service_is_netted_by_the_same_multiple_of_its_bound(self):
+        default = swap.SwapParameters()
+        params = dataclasses.replace(PARAMS,
+                                     rollback_harm=default.rollback_harm)
+        self.assertAlmostEqual(
+            default.rollback_harm / default.max_vm_harm,
+            rollback.net(default, True) / default.max_latency_harm)
+        self.assertEqual(default.rollback_harm,
+                         rollback.net(default, False))
+        # 4 % fewer instructions per cycle at half its CPU: b's response
+        # time 8 % longer, past the service's net and within the batch
+        # code's; only the declared service's host is rolled back.
+        seen = {'a': _seen('h', 1), 'b': _seen('h', 0, cpu_util=0.5)}
+        log = _log([swap.Move('a', 'h', 'h', THEN, 'sim:test')], seen)
+        for latency, undone in ((True, True), (False, False)):
+            view = v.view([v.host('h')], [
+                _vm('a', 'h', 0, 1.0),
+                _vm('b', 'h', 0, 0.96, cpu_util=0.5, latency=latency)],
+                now=NOW)
+            actions = swap.run_audit(view, params, log).actions
+            self.assertEqual(undone, bool(actions), latency)
+
     def test_memory_that_stayed_stays(self):
         # a's memory was on socket 0 before the re-pin too.
         plan = swap.run_audit(self._view(0.8), PARAMS, self._log(
