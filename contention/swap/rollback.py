@@ -19,7 +19,8 @@ its instructions per cycle lost; for a service answering requests
 M/M/1 queue of its vCPUs at the utilisation it had, with the work per
 request unchanged. Where the loss passes ``rollback_harm`` (by default
 a net for a VM made much worse, well above ``max_vm_harm``: see its help
-and ``doc/watcher.md``), our moves on that host
+and ``doc/watcher.md``; a service's is the same multiple of
+``max_latency_harm``, :func:`net`), our moves on that host
 within the cool-down are undone, newest first (all of them: which one
 hurt is not measured). The cool-down moves an instance in one plan at
 most, so its moves within it are one episode (a rotation or a memory
@@ -235,9 +236,9 @@ def net(params, serving):
     ``rollback_harm``; for a service answering requests
     (:func:`measure.serving`), the same multiple of its own harm bound
     (``rollback_harm * max_latency_harm / max_vm_harm``): its response
-    time is what its bound protects, and a net three times looser than
-    the bound it was planned under is one for a VM made much worse by
-    that bound's measure too.
+    time is what its bound protects, and a net as many times looser than
+    that bound as a batch code's is than ``max_vm_harm`` catches a
+    service made much worse by the measure it was planned under.
     """
     if not serving or not params.max_vm_harm:
         return params.rollback_harm
@@ -246,7 +247,7 @@ def net(params, serving):
 
 
 def _harmed(instances, move_log, first, since, params):
-    """[(uuid, loss)] of ``instances`` (one host's) past ``rollback_harm``.
+    """[(uuid, loss)] of ``instances`` (one host's) past their :func:`net`.
 
     Worst first.
     """
