@@ -224,10 +224,8 @@ def best_known(rows):
 
 def _gain_and_worst_vm(res, none):
     """(relative change of the mean, largest relative fall of one VM)."""
-    changes = [res.vms[vm] / none.vms[vm] - 1.0
-               for vm in none.vms if vm in res.vms and none.vms[vm] > 0]
     return (res.perf_mean / none.perf_mean - 1.0,
-            min(changes) if changes else 0.0)
+            sim.largest_fall(res.vms, none.vms)[1])
 
 
 def best_within_bounds(rows):

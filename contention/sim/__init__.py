@@ -33,6 +33,8 @@ Public API (what policies, benchmarks and the demo use)::
     result = sim.run(scenario, policy, epochs=None, seed=None,
                      placement_policy=None)   # -> RunResult
     result.to_dict()
+    sim.largest_fall(perf, baseline_perf)    # (VM, relative change) of the
+                                             # VM that fell most
 
 ``policy`` is a :class:`contention.policy.Policy` or the name of an entry
 point in ``contention.sim.policies`` (:func:`load_policy`). Shipped:
@@ -64,6 +66,7 @@ from contention.sim.scenario import load as load_scenario  # noqa: F401
 from contention.sim.scenario import Scenario  # noqa: F401
 from contention.sim.scenario import ScenarioError  # noqa: F401
 from contention.sim.simulator import ApplyResult  # noqa: F401
+from contention.sim.simulator import largest_fall  # noqa: F401
 from contention.sim.simulator import load_policy  # noqa: F401
 from contention.sim.simulator import run  # noqa: F401
 from contention.sim.simulator import RunResult  # noqa: F401

@@ -129,10 +129,30 @@ def policy_args(pairs):
     return params
 
 
+def _largest_fall(result, baseline):
+    """(uuid, relative change) of the VM of ``result`` that fell most."""
+    return simulator.largest_fall(
+        {vm.uuid: vm.perf_mean for vm in result.vms},
+        {vm.uuid: vm.perf_mean for vm in baseline.vms})
+
+
 def format_comparison(result, baseline):
-    """Lines comparing ``result`` with the same run under ``baseline``."""
+    """Lines comparing ``result`` with the same run under ``baseline``.
+
+    With the VM that fell most against its own baseline performance
+    (:func:`simulator.largest_fall`): a better mean can hide one VM made
+    much worse, which issue 19's harm bound is about.
+    """
     def pct(new, old):
         return '%+.1f %%' % (100.0 * (new - old) / old) if old else 'n/a'
+    names = {vm.uuid: vm.name for vm in baseline.vms}
+    uuid, change = _largest_fall(result, baseline)
+    if uuid is None:
+        worst = 'no VM in both runs'
+    elif change >= 0:
+        worst = 'none fell'
+    else:
+        worst = '%s, %+.1f %%' % (names[uuid], 100.0 * change)
     return '\n'.join([
         'against the baseline %s (policy %s, same seed and epochs):'
         % (LABEL, baseline.policy),
@@ -143,7 +163,8 @@ def format_comparison(result, baseline):
         % (baseline.perf_min, result.perf_min,
            pct(result.perf_min, baseline.perf_min)),
         '  degradation spread (max - min)   %.3f -> %.3f'
-        % (baseline.degradation_spread, result.degradation_spread)])
+        % (baseline.degradation_spread, result.degradation_spread),
+        '  largest fall of one VM           %s' % worst])
 
 
 def _run_evaluate(args):
@@ -165,6 +186,8 @@ def _run_evaluate(args):
         data = result.to_dict()
         if baseline is not None:
             data['baseline'] = baseline.to_dict()
+            uuid, change = _largest_fall(result, baseline)
+            data['largest_fall'] = {'uuid': uuid, 'change': change}
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(format_result(result))

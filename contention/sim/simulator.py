@@ -146,6 +146,24 @@ class RunResult:
         return dataclasses.asdict(self)
 
 
+def largest_fall(perf, baseline):
+    """(key, relative change) of the largest relative fall of one VM.
+
+    ``perf`` and ``baseline`` map VMs (names or uuids) to their
+    performance in two runs of one scenario, seed and epochs; a VM absent
+    from either, or without a baseline performance, is not compared.
+    Issue 19's "no VM falls by more than the harm bound" is read on this
+    change; it is the smallest one, positive where every VM gained, and
+    ``(None, 0.0)`` where no VM is compared.
+    """
+    changes = [(perf[k] / baseline[k] - 1.0, k) for k in baseline
+               if k in perf and baseline[k] > 0]
+    if not changes:
+        return None, 0.0
+    change, key = min(changes, key=lambda c: (c[0], str(c[1])))
+    return key, change
+
+
 def load_policy(name, **params):
     """A policy object from the ``contention.sim.policies`` namespace."""
     import stevedore

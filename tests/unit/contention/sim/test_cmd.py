@@ -40,6 +40,11 @@ class TestCmd(base.BaseTestCase):
         self.assertEqual(0, status)
         self.assertIn('against the baseline [simulated] (policy none, same '
                       'seed and epochs):', out)
+        # The VM the policy made worst, by name, with its own change.
+        line = [x for x in out.splitlines()
+                if 'largest fall of one VM' in x][0]
+        self.assertRegex(line, r'(gobmk|hmmer|namd|sjeng|povray|tonto)'
+                               r'-\d+, [-+]\d+\.\d %|none fell')
         status, out, _ = _run(['evaluate', '--scenario', 'ahn-wl6',
                                '--policy', 'random', '--epochs', '2',
                                '--baseline', ''])
@@ -63,6 +68,12 @@ class TestCmd(base.BaseTestCase):
         self.assertEqual(32, len(data['vms']))
         self.assertEqual('none', data['baseline']['policy'])
         self.assertEqual(4, data['baseline']['seed'])
+        fall = data['largest_fall']
+        base = {vm['uuid']: vm['perf_mean'] for vm in data['baseline']['vms']}
+        mine = {vm['uuid']: vm['perf_mean'] for vm in data['vms']}
+        self.assertIn(fall['uuid'], base)
+        self.assertAlmostEqual(
+            min(mine[u] / base[u] - 1 for u in base), fall['change'])
 
     def test_errors_exit_2_with_message(self):
         status, _, err = _run(['evaluate', '--scenario', 'nope',

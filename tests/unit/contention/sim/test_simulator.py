@@ -475,3 +475,33 @@ class TestYardstick(base.BaseTestCase):
     def test_one_class_is_measured_against_its_own_host(self):
         self.assertAlmostEqual(
             1.0, self._alone_on(self._hosts('big', 'big'), 1), places=6)
+
+
+class TestLargestFall(base.BaseTestCase):
+    """The VM a policy made worst, against the same run's baseline."""
+
+    def test_the_largest_relative_fall_not_the_lowest_performance(self):
+        baseline = {'slow': 0.2, 'fast': 1.0, 'gone': 0.9}
+        # 'slow' ends lowest but fell 10 %; 'fast' fell 12 %.
+        perf = {'slow': 0.18, 'fast': 0.88, 'new': 0.1}
+        key, change = simulator.largest_fall(perf, baseline)
+        self.assertEqual('fast', key)
+        self.assertAlmostEqual(-0.12, change)
+
+    def test_every_vm_gained_gives_the_least_gain(self):
+        key, change = simulator.largest_fall({'a': 1.1, 'b': 1.02},
+                                             {'a': 1.0, 'b': 1.0})
+        self.assertEqual('b', key)
+        self.assertAlmostEqual(0.02, change)
+
+    def test_nothing_to_compare(self):
+        self.assertEqual((None, 0.0), simulator.largest_fall({}, {}))
+        self.assertEqual((None, 0.0), simulator.largest_fall(
+            {'a': 1.0}, {'a': 0.0, 'b': 1.0}))
+
+    def test_ties_break_by_name_not_by_order(self):
+        perf = {'b': 0.5, 'a': 0.5}
+        self.assertEqual('a', simulator.largest_fall(
+            perf, {'b': 1.0, 'a': 1.0})[0])
+        self.assertEqual('a', simulator.largest_fall(
+            perf, {'a': 1.0, 'b': 1.0})[0])
