@@ -21,7 +21,7 @@ from contention.sim import training
 from tests.unit.contention.perfmodel import synthetic
 
 SMALL = ('--estimators', '8', '--pv-estimators', '5',
-         '--samples-per-workload', '12')
+         '--samples-per-workload', '12', '--synthetic', '60')
 
 
 class TestTrainFromSim(testtools.TestCase):
@@ -52,7 +52,7 @@ class TestTrainFromSim(testtools.TestCase):
     def test_without_cross_validation(self):
         bundle, report = training.train_from_sim(
             'merlin-mix1', estimators=5, samples_per_workload=8,
-            pv_estimators=5, cross_validate=False)
+            pv_estimators=5, synthetic=60, cross_validate=False)
         self.assertIsNone(report['cv_mae'])
         self.assertIsNone(bundle.cv_mae)
         # four nodes and 4-vCPU workloads: important placements exist
@@ -93,9 +93,10 @@ class TestTrainFromSim(testtools.TestCase):
         self.assertEqual(merlin, sorted(report['cv_per_workload']))
 
     def test_same_seed_same_data(self):
-        a, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
-        b, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=3)
-        c, _ = training.sim_dataset('ahn-wl2', samples_per_workload=5, seed=4)
+        def draw(seed):
+            return training.sim_dataset('ahn-wl2', samples_per_workload=5,
+                                        seed=seed, synthetic=60)[0]
+        a, b, c = draw(3), draw(3), draw(4)
         np.testing.assert_array_equal(a.X, b.X)
         np.testing.assert_array_equal(a.Y, b.Y)
         self.assertFalse(np.array_equal(a.X, c.X))
@@ -258,8 +259,10 @@ class TestTrainCommandFromSim(testtools.TestCase):
         result = json.loads(out)
         self.assertEqual(7, result['summary']['evaluated_workloads'])
         self.assertEqual(21, result['summary']['workloads'])
-        self.assertEqual(train.DEFAULT_SYNTHETIC,
-                         result['summary']['synthetic_workloads'])
+        self.assertEqual(60, result['summary']['synthetic_workloads'])
+        default = cmd.build_parser().parse_args(
+            ['train', '--from-sim', 'merlin-mix1', '--out', self.model])
+        self.assertEqual(train.DEFAULT_SYNTHETIC, default.synthetic)
         rc, out, err = self.run_cmd('--from-sim', 'merlin-mix1', '--out',
                                     self.model, '--library', 'nope', *SMALL)
         self.assertNotEqual(0, rc)
@@ -278,7 +281,7 @@ def small_model_file(test):
     path = os.path.join(test.useFixture(fixtures.TempDir()).path, 'm.model')
     bundle, _ = training.train_from_sim('ahn-wl1', estimators=4,
                                         samples_per_workload=5,
-                                        cross_validate=False)
+                                        synthetic=60, cross_validate=False)
     train.save(bundle, path)
     return path
 
