@@ -68,6 +68,10 @@ OUT_OF_RANGE_SCENARIO = 'ahn-wl1'
 #: Profiles per family: each profile's landings share its error, so
 #: eight (the first runs) left a family's figure to a few draws.
 OUT_OF_RANGE_PROFILES = 40
+#: Profiles of the fresh in-range draw: its error varies by a quarter
+#: between draws of 240 (0.0162-0.0246 for one model over seeds 101-103,
+#: SIMULATED), too much to judge a 0.02 target on one.
+IN_RANGE_PROFILES = 720
 OUT_OF_RANGE_LANDINGS = 5
 TARGET_OUT_OF_RANGE = 0.03
 TARGET_IN_RANGE = 0.02
@@ -99,7 +103,7 @@ def out_of_range_error(training, drift):
     narrow = training.SYNTHETIC_RANGES
     wide = covering(narrow, OUT_OF_RANGE_FAMILIES)
     tests = [('in range (fresh draw)', [],
-              training.synthetic_profiles(6 * OUT_OF_RANGE_PROFILES,
+              training.synthetic_profiles(IN_RANGE_PROFILES,
                                           seed=101, prefix='fresh'))]
     for i, (name, ranges, latency) in enumerate(OUT_OF_RANGE_FAMILIES):
         tests.append((name, outside(ranges, narrow),
@@ -533,8 +537,8 @@ def main(argv=None):
     print('#### Out-of-range error (SIMULATED)\n')
     print('The model `contention-train --from-sim %s` writes (its %d '
           'synthetic subjects drawn in the training ranges %s), scored on '
-          'profiles it never saw: a fresh draw in those ranges (seed 101), '
-          'and %d profiles of each family below (seeds 200-%d), whose '
+          'profiles it never saw: a fresh draw of %d profiles in those '
+          'ranges (seed 101), and %d profiles of each family below (seeds 200-%d), whose '
           'simulator parameters lie wholly outside the training ranges on '
           'the parameters named; %d landings each beside 0-3 of the '
           'scenario\'s workloads, as the training rows land. Both outputs, '
@@ -547,7 +551,7 @@ def main(argv=None):
           'per family and output, <= %.2f in range.\n' % (
               OUT_OF_RANGE_SCENARIO, train.DEFAULT_SYNTHETIC,
               _ranges_text(training.SYNTHETIC_RANGES),
-              OUT_OF_RANGE_PROFILES,
+              IN_RANGE_PROFILES, OUT_OF_RANGE_PROFILES,
               199 + len(OUT_OF_RANGE_FAMILIES), OUT_OF_RANGE_LANDINGS,
               _ranges_text(wide), TARGET_OUT_OF_RANGE, TARGET_IN_RANGE))
     print('| held-out profiles | outside the training ranges on | rows | '
