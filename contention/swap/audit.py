@@ -121,7 +121,8 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
                     start=start)
     # Every plan, Watcher's and the simulator's, passes the harm check.
     checked = harm.check(view, proposed, params, move_log, mix_values,
-                         thresholds, start=start)
+                         thresholds, start=start,
+                         spent=rollback.spent(view, params, move_log))
     if left:
         checked = dataclasses.replace(checked,
                                       skipped=checked.skipped + left)

@@ -253,6 +253,18 @@ def _harmed(instances, move_log, first, since, params):
     """
     seen = move_log.seen_before({inst.uuid: (first, since)
                                  for inst in instances})
+    found = [(uuid, lost) for uuid, lost, serving in _losses(instances, seen)
+             if lost > net(params, serving)]
+    return sorted(found, key=lambda x: -x[1])
+
+
+def _losses(instances, seen):
+    """[(uuid, :func:`loss`, serving)] of ``instances`` against ``seen``.
+
+    ``seen`` ({uuid: :class:`movelog.Seen`}) is each as last seen before
+    our moves; those not in it, or without an instruction rate, are left
+    out.
+    """
     found = []
     for inst in instances:
         before = seen.get(inst.uuid)
@@ -260,9 +272,43 @@ def _harmed(instances, move_log, first, since, params):
             continue
         serving = measure.serving(inst)
         lost = loss(before, inst, serving)
-        if lost is not None and lost > net(params, serving):
-            found.append((inst.uuid, lost))
-    return sorted(found, key=lambda x: -x[1])
+        if lost is not None:
+            found.append((inst.uuid, lost, serving))
+    return found
+
+
+def spent(view, params, move_log):
+    """{uuid: measured loss} of the harm bound our moves already used.
+
+    An instance on a host our moves landed on within the cool-down, as
+    the roll-back measures it (since before the first of them), where it
+    lost. Within the cool-down the harm check's bound is one budget, not
+    one per audit: plans each within ``max_vm_harm`` added up on
+    generated clusters to a VM 8-14 % slower, under the roll-back's net
+    (:func:`contention.swap.harm.check` with ``spent``; simulated).
+    Hosts measured while a copy of our moves ran are left out, as the
+    roll-back leaves them (``rollback_wait``): that loss is the copy's.
+    Empty without a move log or a cool-down; one read of the log.
+    """
+    if move_log is None or not params.cooldown_s:
+        return {}
+    since = view.now - params.cooldown_s
+    moves = move_log.moves_since(since)
+    first = {}
+    for move in moves:
+        if not movelog.failed(move):
+            first[move.dest_host] = min(
+                first.get(move.dest_host, move.moved_at), move.moved_at)
+    since_of = {h.name: h.measured_since for h in view.hosts}
+    instances = [
+        inst for host in sorted(first)
+        if since_of.get(host) is None
+        or since_of[host] >= _copy_end(moves, host)
+        for inst in view.instances_on(host)]
+    seen = move_log.seen_before({inst.uuid: (first[inst.host], since)
+                                 for inst in instances})
+    return {uuid: lost for uuid, lost, _ in _losses(instances, seen)
+            if lost > 0}
 
 
 def _back(state, episode, move_log, since):

@@ -202,6 +202,47 @@ class TestUndo(testtools.TestCase):
                                             log).actions)
 
 
+class TestSpent(testtools.TestCase):
+    """What our moves within the cool-down already cost each instance."""
+
+    def _spent(self, b_ipc, params=PARAMS, measured_since=None,
+               settled_at=None):
+        view = v.view(
+            [v.host('h', measured_since=measured_since), v.host('g')],
+            [_vm('a', 'h', 0, 1.0), _vm('b', 'h', 0, b_ipc),
+             _vm('c', 'g', 0, 0.5)], now=NOW)
+        log = _log([swap.Move('a', 'h', 'h', THEN, 'sim:test',
+                              settled_at=settled_at)],
+                   {'a': _seen('h', 1), 'b': _seen('h', 0),
+                    'c': _seen('g', 0)})
+        return rollback.spent(view, params, log)
+
+    def test_the_losses_on_the_hosts_our_moves_landed_on(self):
+        # c lost half on g, where we moved nothing: not ours to count.
+        spent = self._spent(0.96)
+        self.assertEqual(['b'], list(spent))
+        self.assertAlmostEqual(0.04, spent['b'])
+
+    def test_below_the_net_and_whatever_the_roll_back_is_set_to(self):
+        params = dataclasses.replace(PARAMS, rollback_harm=0)
+        self.assertAlmostEqual(0.04, self._spent(0.96, params)['b'])
+
+    def test_a_faster_instance_spent_nothing(self):
+        self.assertEqual({}, self._spent(1.1))
+
+    def test_a_measurement_during_the_copy_is_not_counted(self):
+        self.assertEqual({}, self._spent(0.96, measured_since=NOW - 60,
+                                         settled_at=NOW - 20))
+        self.assertEqual(['b'], list(self._spent(
+            0.96, measured_since=NOW - 15, settled_at=NOW - 20)))
+
+    def test_without_a_log_or_a_cool_down_nothing_is_spent(self):
+        view = v.view([v.host('h')], [_vm('b', 'h', 0, 0.5)], now=NOW)
+        self.assertEqual({}, rollback.spent(view, PARAMS, None))
+        params = dataclasses.replace(PARAMS, cooldown_s=0)
+        self.assertEqual({}, self._spent(0.9, params))
+
+
 class TestUndoMigrations(testtools.TestCase):
 
     def test_a_swap_goes_back_as_a_swap(self):
