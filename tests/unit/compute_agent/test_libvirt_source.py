@@ -375,9 +375,35 @@ class TestLibvirtSource(base.AgentTestCase):
         self._vanish_before_stats('skip')
 
     def test_domain_gone_between_listing_and_stats_raising(self):
-        # The bulk call fails for everyone; the source asks per domain.
+        # The bulk call fails for everyone; the source asks per domain,
+        # then reads the one that answered again.
         self._vanish_before_stats('raise')
-        self.assertEqual(3, self.conn.stats_calls)
+        self.assertEqual(4, self.conn.stats_calls)
+
+    def test_after_a_blocked_call_the_others_are_read_again(self):
+        # The stopping domain's own call waits for the destroy while the
+        # others run on: the counters reported are of the end of the
+        # turn, not of before that call.
+        keep = self.conn.add()
+        stopping = self.conn.add()
+        keep.advance(1)
+        real = self.conn.domainListGetStats
+
+        def stats(doms, stats=0, flags=0):
+            if stopping in doms:
+                if len(doms) == 1:
+                    keep.advance(2)
+                    stopping.active = False
+                raise fake_libvirt.error(
+                    libvirt.VIR_ERR_OPERATION_INVALID,
+                    'Requested operation is not valid: domain is not '
+                    'running')
+            return real(doms, stats, flags)
+        self.conn.domainListGetStats = stats
+        found = self.by_uuid(self.collect())
+        self.assertEqual(keep.counters['instructions'],
+                         found[keep.uuid].counters['instructions'])
+        self.assertIn(libvirt_source.VANISHED, found[stopping.uuid].notes)
 
     def test_malformed_domain_xml_skips_that_domain_only(self):
         keep = self.conn.add()
