@@ -42,7 +42,8 @@ class TestDisruptions(base.HypervisorCase):
             for uuid_ in uuids:
                 self.assertIn(uuid_, found)
                 self.assertNotIn('first_sample', found[uuid_].notes)
-                self.assertIsNotNone(found[uuid_].metrics.cpu_util)
+                self.assertIsNotNone(found[uuid_].metrics.cpu_util,
+                                     found[uuid_].notes)
             return found
 
         # Cycles, back to back, and a --once run while the victim is
