@@ -310,7 +310,13 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertEqual([keep.uuid], [i.uuid for i in sample.instances])
         self.assertIn('domains_vanished_mid_collection:1', sample.events)
 
-    def test_stopping_domain_in_the_bulk_stats_call(self):
+    def _stopping_during_stats(self, while_it_waits=None):
+        """(sample, keep, stopping): ``stopping`` stops as stats are read.
+
+        Every call asking for it fails as libvirt fails it ("domain is
+        not running"); ``while_it_waits(keep)`` runs while its own call
+        waits for the destroy.
+        """
         keep = self.conn.add()
         stopping = self.conn.add()
         keep.advance(1)
@@ -318,6 +324,8 @@ class TestLibvirtSource(base.AgentTestCase):
 
         def stats(doms, stats=0, flags=0):
             if stopping in doms:
+                if while_it_waits is not None and doms == [stopping]:
+                    while_it_waits(keep)
                 stopping.active = False
                 raise fake_libvirt.error(
                     libvirt.VIR_ERR_OPERATION_INVALID,
@@ -325,12 +333,25 @@ class TestLibvirtSource(base.AgentTestCase):
                     'running')
             return real(doms, stats, flags)
         self.conn.domainListGetStats = stats
-        sample = self.collect()
+        return self.collect(), keep, stopping
+
+    def test_stopping_domain_in_the_bulk_stats_call(self):
+        sample, keep, stopping = self._stopping_during_stats()
         self.assertTrue(sample.status.available)
         found = self.by_uuid(sample)
         self.assertEqual(keep.counters['instructions'],
                          found[keep.uuid].counters['instructions'])
         self.assertIn(libvirt_source.VANISHED, found[stopping.uuid].notes)
+
+    def test_after_a_blocked_call_the_others_are_read_again(self):
+        # The others ran on while the stopping domain's own call waited:
+        # the counters reported are of the end of the turn, not of
+        # before that call.
+        sample, keep, _ = self._stopping_during_stats(
+            while_it_waits=lambda keep: keep.advance(2))
+        self.assertEqual(keep.counters['instructions'],
+                         self.by_uuid(sample)[keep.uuid]
+                         .counters['instructions'])
 
     def test_operation_invalid_on_a_running_domain_is_an_error(self):
         dom = self.conn.add()
@@ -379,31 +400,6 @@ class TestLibvirtSource(base.AgentTestCase):
         # then reads the one that answered again.
         self._vanish_before_stats('raise')
         self.assertEqual(4, self.conn.stats_calls)
-
-    def test_after_a_blocked_call_the_others_are_read_again(self):
-        # The stopping domain's own call waits for the destroy while the
-        # others run on: the counters reported are of the end of the
-        # turn, not of before that call.
-        keep = self.conn.add()
-        stopping = self.conn.add()
-        keep.advance(1)
-        real = self.conn.domainListGetStats
-
-        def stats(doms, stats=0, flags=0):
-            if stopping in doms:
-                if len(doms) == 1:
-                    keep.advance(2)
-                    stopping.active = False
-                raise fake_libvirt.error(
-                    libvirt.VIR_ERR_OPERATION_INVALID,
-                    'Requested operation is not valid: domain is not '
-                    'running')
-            return real(doms, stats, flags)
-        self.conn.domainListGetStats = stats
-        found = self.by_uuid(self.collect())
-        self.assertEqual(keep.counters['instructions'],
-                         found[keep.uuid].counters['instructions'])
-        self.assertIn(libvirt_source.VANISHED, found[stopping.uuid].notes)
 
     def test_malformed_domain_xml_skips_that_domain_only(self):
         keep = self.conn.add()
