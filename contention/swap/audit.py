@@ -119,10 +119,13 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     proposed = plan(view, params, algorithm, hurt=hurt,
                     mix_values=mix_values, thresholds=thresholds,
                     start=start)
-    # Every plan, Watcher's and the simulator's, passes the harm check.
+    # Every plan, Watcher's and the simulator's, passes the harm check;
+    # what our earlier moves cost is read (from the store, in Watcher)
+    # only for a plan that has actions to judge.
+    spent = (rollback.spent(view, params, move_log) if proposed.actions
+             else None)
     checked = harm.check(view, proposed, params, move_log, mix_values,
-                         thresholds, start=start,
-                         spent=rollback.spent(view, params, move_log))
+                         thresholds, start=start, spent=spent)
     if left:
         checked = dataclasses.replace(checked,
                                       skipped=checked.skipped + left)
