@@ -121,11 +121,22 @@ def sensitivity(instance, th=classify.DEFAULT_THRESHOLDS):
     """
     if instance.mf is None:
         return 1.0
-    mf = max(0.0, instance.mf)
-    if (instance.mpki is not None and 0 < mf < th.mf_high
-            and instance.mpki / mf >= th.mpki_low):
-        return max(mf, 1.0 - mf)
-    return mf
+    return max(max(0.0, instance.mf), cache_reuse(instance, th))
+
+
+def cache_reuse(instance, th=classify.DEFAULT_THRESHOLDS):
+    """The share of its accesses the LLC serves that a VM can lose.
+
+    Merlin section 3.2's cache-reuse case of :func:`sensitivity` (an MF
+    below ``th``'s high bin, LLC accesses in the medium bin or above):
+    1 - MF; 0 for any other instance, whose co-runners hurt it, if at
+    all, through the memory controller and the interconnect.
+    """
+    mf = instance.mf
+    if (mf is None or instance.mpki is None or not 0 < mf < th.mf_high
+            or instance.mpki / mf < th.mpki_low):
+        return 0.0
+    return 1.0 - mf
 
 
 def memory_sensitivity(instance):
@@ -194,7 +205,7 @@ def serving(inst):
     return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
 
 
-def co_load(instances, inst, host, weights, worst=False):
+def co_load(instances, inst, host, weights, worst=False, rate=None):
     """Weighted LLC misses/s of ``inst``'s co-runners on its socket.
 
     ``instances`` are those of its ``host`` (a HostView); ``weights`` the
@@ -207,23 +218,27 @@ def co_load(instances, inst, host, weights, worst=False):
     it (the harm check's reading of a migration that lets the host choose
     the socket: the plan cannot choose it, and a streamer that lands
     beside cache-bound VMs takes its whole share of their cache).
+    ``rate``: each co-runner's LLC misses/s (default :func:`misses`, as
+    measured).
     """
+    rate = rate or misses
     keys = [(host.name, sock.id) for sock in host.sockets]
     if inst.socket is not None:
         return _co_load_on(instances, inst.uuid, host, inst.socket, weights,
-                           worst)
+                           worst, rate)
     if not keys:
         return 0.0
     if worst:
         return max(_co_load_on(instances, inst.uuid, host, sock.id, weights,
-                               worst)
+                               worst, rate)
                    for sock in host.sockets)
-    total = sum(misses(o) for o in instances if o.uuid != inst.uuid)
+    total = sum(rate(o) for o in instances if o.uuid != inst.uuid)
     weight = sum(weights.get(k, 1.0) for k in keys) / len(keys)
     return total / len(keys) * weight
 
 
-def _co_load_on(instances, uuid, host, socket, weights, worst=False):
+def _co_load_on(instances, uuid, host, socket, weights, worst=False,
+                rate=misses):
     """:func:`co_load` of instance ``uuid`` were it on ``socket``."""
     n = len(host.sockets)
     total = 0.0
@@ -231,9 +246,9 @@ def _co_load_on(instances, uuid, host, socket, weights, worst=False):
         if other.uuid == uuid:
             continue
         if other.socket == socket:
-            total += misses(other)
+            total += rate(other)
         elif other.socket is None and n:
-            total += misses(other) / (1 if worst else n)
+            total += rate(other) / (1 if worst else n)
     return total * weights.get((host.name, socket), 1.0)
 
 

@@ -289,11 +289,11 @@ class State:
         return max(0.0, self.remote_penalty(before)
                    - self.remote_penalty(inst))
 
-    def co_load(self, inst, worst=False):
+    def co_load(self, inst, worst=False, rate=None):
         """:func:`measure.co_load` of ``inst`` now."""
         return measure.co_load(self.on_host[inst.host].values(), inst,
                                self.hosts[inst.host], self.socket_weight,
-                               worst=worst)
+                               worst=worst, rate=rate)
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.

@@ -521,6 +521,55 @@ class TestServing(testtools.TestCase):
             self.assertEqual(plan.actions,
                              harm.check(view, plan, PARAMS).actions)
 
+    def _traded(self, memory_node):
+        # 'c', cache-bound, shares socket 0 of 'a' with 'x'; 'r', as
+        # heavy as 'x', shares socket 1 with 'd', alike 'c', and has its
+        # memory on socket 0 (``memory_node`` 0) or local (None). The
+        # plan trades 'x' and 'r' between the sockets, each with its
+        # memory where it goes.
+        return v.view([v.host('a', cpus=8)], [
+            v.vm('c', 'a', 20 * M, socket=0, mf=0.26, mpki=10.0,
+                 cpu_util=1.0, remote_memory_ratio=0.0),
+            v.vm('d', 'a', 20 * M, socket=1, mf=0.26, mpki=10.0,
+                 cpu_util=1.0, remote_memory_ratio=0.0),
+            v.vm('x', 'a', 20 * M, socket=0, mf=0.6, cpu_util=1.0,
+                 remote_memory_ratio=0.0),
+            v.vm('r', 'a', 20 * M, socket=1, mf=0.6, cpu_util=1.0,
+                 memory_node=memory_node,
+                 remote_memory_ratio=1.0 if memory_node is not None
+                 else 0.0)])
+
+    def test_a_repaired_co_runner_counts_at_its_repaired_speed(self):
+        # Repaired, 'r' gives back 0.3 x MF 0.6 = 18 % of its time: it
+        # runs 1 / 0.82 times as fast and misses as much faster, a rise
+        # of 22 % of what 'c' faced, 16 % with its sensitivity 0.74. At
+        # the measured rate the trade looked even to 'c'.
+        plan = cluster.Plan(actions=(
+            cluster.Repin('x', 'a', 1, move_memory=True),
+            cluster.Repin('r', 'a', 0, move_memory=False)))
+        out = harm.check(self._traded(0), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('harm_bound: c has sensitivity 0.74',
+                      out.skipped[0].reason)
+        baseline = _baseline(self._traded(0))
+        state = state_mod.State(self._traded(0))
+        state.move('r', 'a', 0, move_memory=False)
+        rate = harm._repaired_rate(state, baseline, baseline.inst['c'])
+        self.assertAlmostEqual(20 * M / 0.82, rate(state.inst['r']))
+        self.assertEqual(20 * M, rate(state.inst['x']))
+        # 'x' (MF 0.6) misses to memory, not in cache: it reads 'r' as
+        # measured.
+        self.assertEqual(0.0, measure.cache_reuse(baseline.inst['x']))
+        rate = harm._repaired_rate(state, baseline, baseline.inst['x'])
+        self.assertEqual(20 * M, rate(state.inst['r']))
+        # The same trade of a VM whose memory moves with it is even.
+        plan = cluster.Plan(actions=(
+            cluster.Repin('x', 'a', 1, move_memory=True),
+            cluster.Repin('r', 'a', 0, move_memory=True)))
+        self.assertEqual(plan.actions,
+                         harm.check(self._traded(None), plan,
+                                    PARAMS).actions)
+
     def _lopsided(self):
         # Host 'a': 's', sensitive, alone on socket 0; 'y' and 'z', heavy,
         # on socket 1. Host 'b': 'c', light, CPU-bound.
