@@ -38,18 +38,21 @@ def _candidates(state, src, dst, params, skipped, seen, reasons):
     weights = (state.unit_weight.get(src, 1.0)
                + state.unit_weight.get(dst, 1.0))
     if params.victim_selection == arbitration.EXTREME:
-        out = max(outs, key=lambda i: (measure.misses(i), i.uuid))
-        # The papers' partner has the fewest misses; those within the
-        # tolerance of it are partners too (counters rarely tell them
-        # apart, and earlier steps of the plan moved their co-runners
-        # without measuring them again): the feasible one that narrows
-        # the difference most wins (arbitration.choose).
+        # The papers' victim has the most misses and their partner the
+        # fewest; those within the tolerance of them are victims and
+        # partners too (counters rarely tell them apart, and earlier
+        # steps of the plan moved their co-runners without measuring them
+        # again): the feasible pair that narrows the difference most wins
+        # (arbitration.choose).
+        high = max(measure.misses(i) for i in outs)
+        victims = [o for o in outs
+                   if measure.misses(o) >= high / (1 + params.tolerance)]
         if backs:
             low = min(measure.misses(i) for i in backs)
-            pairs = [(out, b) for b in backs
+            pairs = [(o, b) for o in victims for b in backs
                      if measure.misses(b) <= low * (1 + params.tolerance)]
         else:
-            pairs = [(out, None)]
+            pairs = [(o, None) for o in victims]
     else:
         pairs = [(o, b) for o in outs for b in backs]
         pairs += [(o, None) for o in outs]

@@ -72,8 +72,9 @@ class SwapParameters:
         0.1, minimum=0, maximum=1,
         help='sensitivity_cost: moves within this fraction of the best '
              'reduction compete on sensitivity and cost. extreme: '
-             'instances of the least loaded unit within this fraction of '
-             'its fewest misses are partners too.')
+             'instances within this fraction of the most misses of the '
+             'most loaded unit are victims too, and those within it of '
+             'the fewest of the least loaded unit partners too.')
     migration_cost_per_gib: float = _field(
         2.5e5, minimum=0,
         help='Cost of moving one GiB of memory (live migration or a '

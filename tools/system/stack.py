@@ -43,6 +43,8 @@ DB_PREFIX = 'csys_'
 REGION = 'RegionOne'
 COMPUTES = ('cmp-1', 'cmp-2')
 MODEL_PATH = os.path.join(RUN, 'model.skops')
+#: The agents' emulated source plays this scenario's hosts and profiles.
+EMULATED_SCENARIO = os.path.join(REPO, 'tools', 'system', 'emulated.yaml')
 #: Unusual ports, so the test can run beside other things on the machine.
 PORTS = {'keystone': 25000, 'placement': 25778, 'glance': 25292,
          'neutron': 25696, 'nova': 25774, 'watcher': 25322}
@@ -534,7 +536,8 @@ def contention(stack, shim, profiles):
             # it (compute_agent.actions.EmulatedActions).
             'agent': {'host': host, 'sources': 'emulated', 'interval': 5},
             'emulated': dict(
-                authtoken('nova'), auth_type='password', scenario='ahn-wl1',
+                authtoken('nova'), auth_type='password',
+                scenario=EMULATED_SCENARIO,
                 profiles=','.join('%s:%s' % i for i in profiles.items())),
         })
         stack.start('contention-agent-' + host,

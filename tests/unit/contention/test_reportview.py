@@ -139,8 +139,8 @@ class TestViewFromReports(testtools.TestCase):
         # Watcher's instance element has no flavor: the agent's report,
         # which reads it from the domain's metadata, gives it.
         reps, inventory = f.system_layout(NOW, [
-            ('a', 'c1.mem', 'h', 'milc'), ('b', 'c1.cpu', 'h', 'namd'),
-            ('stranger', 'c1.cpu', 'h', 'namd')])
+            ('a', 'c1.mem', 'h', 'milc'), ('b', 'c1.cpu', 'h', 'cpu-loop'),
+            ('stranger', 'c1.cpu', 'h', 'cpu-loop')])
         inventory = dataclasses.replace(inventory, instances=(
             inventory.instances[0],
             dataclasses.replace(inventory.instances[1], flavor='nova-b')))
@@ -154,7 +154,7 @@ class TestViewFromReports(testtools.TestCase):
         # flavor alone, which only the agents' reports carry.
         servers = ([('mem-%d' % i, 'c1.mem', 'cmp-1', 'milc')
                     for i in range(1, 5)]
-                   + [('cpu-%d' % i, 'c1.cpu', 'cmp-2', 'namd')
+                   + [('cpu-%d' % i, 'c1.cpu', 'cmp-2', 'cpu-loop')
                       for i in range(1, 5)])
         reps, inventory = f.system_layout(NOW, servers)
         params = swap_params.from_input(swap.CACHE_AWARE,

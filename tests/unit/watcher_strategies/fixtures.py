@@ -65,14 +65,14 @@ def store(*host_reports, moves=()):
     return st
 
 
-#: What the emulated source of ``make system`` measures (ahn-wl1's
-#: profiles on its xeon-2s4c host, two 1-vCPU servers per socket): misses
-#: per second, MPKI, MF and IPC of a profile beside a co-runner's. A
-#: namd beside a milc misses eight times as often, and its MF shows it.
+#: What the emulated source of ``make system`` measures (the profiles of
+#: tools/system/emulated.yaml on its xeon-2s4c host, two 1-vCPU servers
+#: per socket): misses per second, MPKI, MF and IPC of a profile beside a
+#: co-runner's. The cpu-loop never reaches memory, beside anything.
 SYSTEM_FIGURES = {('milc', 'milc'): (22.49 * M, 25.36, 0.906, 0.369),
-                  ('milc', 'namd'): (23.07 * M, 24.49, 0.875, 0.393),
-                  ('namd', 'namd'): (0.1651 * M, 0.045, 0.030, 1.528),
-                  ('namd', 'milc'): (1.387 * M, 0.399, 0.266, 1.449)}
+                  ('milc', 'cpu-loop'): (23.09 * M, 24.40, 0.871, 0.394),
+                  ('cpu-loop', 'cpu-loop'): (0.0, 0.0, 0.0, 1.0),
+                  ('cpu-loop', 'milc'): (0.0, 0.0, 0.0, 1.0)}
 
 
 def system_layout(now, servers, image_id='tiny', vcpus=1, memory_mib=1024):
