@@ -813,8 +813,13 @@ class TestPredictedContention(testtools.TestCase):
         light = v.vm('l', 'a', 2 * M, mf=0.1, mpki=0.1)
         streamer = v.vm('s', 'a', 2 * M, mf=0.8, mpki=30.0)
         both = v.vm('b', 'a', 2 * M, mf=0.4, mpki=20.0)
+        loop = v.vm('c', 'a', 2 * M, mf=0.1, mpki=0.001)
         self.assertAlmostEqual(0.9, measure.sensitivity(reuser))
-        self.assertAlmostEqual(0.1, measure.sensitivity(light))
+        # Fewer accesses than the medium bin's (2 per kilo-instruction):
+        # what it can lose, 1 - MF, in proportion to them; a loop that
+        # hardly reaches the LLC keeps its MF.
+        self.assertAlmostEqual(0.45, measure.sensitivity(light))
+        self.assertAlmostEqual(0.1, measure.sensitivity(loop))
         self.assertAlmostEqual(0.8, measure.sensitivity(streamer))
         self.assertAlmostEqual(0.6, measure.sensitivity(both))
         self.assertEqual(1.0, measure.sensitivity(
@@ -824,11 +829,12 @@ class TestPredictedContention(testtools.TestCase):
             dataclasses.replace(reuser, mpki=None)))
         # The operator's bins decide what "many accesses" is.
         th = classify.Thresholds(mpki_low=12.0, mpki_high=15.0)
-        self.assertAlmostEqual(0.1, measure.sensitivity(reuser, th))
+        self.assertAlmostEqual(0.75, measure.sensitivity(reuser, th))
+        self.assertAlmostEqual(0.1, measure.sensitivity(light, th))
         self.assertAlmostEqual(
-            0.1 * 2 * M + 0.9 * 2 * M, swap.pressure([reuser, light]))
+            0.45 * 2 * M + 0.9 * 2 * M, swap.pressure([reuser, light]))
         self.assertAlmostEqual(
-            0.1 * 2 * M + 0.1 * 2 * M, swap.pressure([reuser, light], th))
+            0.1 * 2 * M + 0.75 * 2 * M, swap.pressure([reuser, light], th))
 
     def _alike(self, y1_misses):
         return v.view([v.host('a', cpus=4)],
