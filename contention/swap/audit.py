@@ -126,6 +126,14 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
              else None)
     checked = harm.check(view, proposed, params, move_log, mix_values,
                          thresholds, start=start, spent=spent)
+    if checked.actions != proposed.actions:
+        # The indicators describe the plan Watcher shows, not the moves
+        # the harm check dropped from it.
+        after = start.fork()
+        for action in checked.actions:
+            after.apply(action)
+        checked = dataclasses.replace(checked, indicators=indicators(
+            view, after, checked.actions))
     if left:
         checked = dataclasses.replace(checked,
                                       skipped=checked.skipped + left)

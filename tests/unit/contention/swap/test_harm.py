@@ -910,6 +910,15 @@ class TestEveryPlan(testtools.TestCase):
 
     def _check(self, view, log, algorithm, mix_values, params):
         plan = swap.run_audit(view, params, log, algorithm, mix_values)
+        # The efficacy indicators count the plan Watcher shows, not what
+        # the harm check dropped from it.
+        counted = {'swaps': sum(isinstance(a, cluster.Swap)
+                                for a in plan.actions),
+                   'migrations': 0, 'repins': 0}
+        for leg in legs_of(plan):
+            counted['migrations'] += isinstance(leg, cluster.Migrate)
+            counted['repins'] += isinstance(leg, cluster.Repin)
+        self.assertEqual(counted, {k: plan.indicators[k] for k in counted})
         state = state_mod.State(view)
         for leg in legs_of(plan):
             if isinstance(leg, cluster.CpuQuota):
