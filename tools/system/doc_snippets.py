@@ -18,10 +18,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 #: Settings whose value is the operator's own (a database URL, a file
-#: path, a broker): the doc's is an example; only their presence counts.
+#: path, a broker, the emulated source's scenario and profiles): the
+#: doc's is an example; only their presence counts.
 SITE_SETTINGS = frozenset(['connection', 'store_connection', 'model_path',
-                           'transport_url', 'host', 'profiles', 'auth_url',
-                           'username', 'password', 'project_name'])
+                           'transport_url', 'host', 'scenario', 'profiles',
+                           'auth_url', 'username', 'password',
+                           'project_name'])
 
 
 def fenced(doc, lang):

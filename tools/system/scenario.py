@@ -41,8 +41,8 @@ SERVERS = tuple(('%s-%d' % (name, i + 1), host, FLAVOR_PROFILES[flavor])
 #: The audit, as the operator types it: doc/watcher.md's walkthrough
 #: shows exactly this command (checked below and in the unit tests). The
 #: papers' victim rule, with the strategy's default max_swaps (5), not 1:
-#: the memory-bound host misses about 9e7 times a second, the other 4e4,
-#: and it takes two swaps to even them (two of each kind per host). After
+#: the memory-bound host misses about 9e7 times a second, the other not at
+#: all, and it takes two swaps to even them (two of each kind per host). After
 #: one swap they are still about 4.4e7 apart, far over the 5e6 threshold,
 #: so the second audit would swap again and the "next audit proposes no
 #: move" check below would fail on a correct strategy.
