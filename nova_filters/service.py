@@ -178,15 +178,6 @@ class ContentionService:
                 self._cells_cache.popitem(last=False)
         return cells
 
-    def landing_state(self, report, cells, nodes):
-        """The merged CellState of ``nodes``, cached per report."""
-        key = (report.host, report.timestamp, nodes)
-        state = self._cells_cache.get(key)
-        if state is None:
-            state = features.merge_cells(cells[n] for n in nodes)
-            self._cells_cache[key] = state
-        return state
-
     # -- request --------------------------------------------------------
 
     def profile(self, spec_obj):

@@ -44,7 +44,7 @@ AGGREGATE_KEY = 'contention_weight_multiplier'
 
 
 def landing_states(svc, host_states, spec_obj, reports):
-    """{host: CellState or the reason there is none}."""
+    """{host: the CellStates of its landing nodes, or why there are none}."""
     states = {}
     requested = landing.requested_topology(spec_obj)
     for host_state in host_states:
@@ -58,7 +58,7 @@ def landing_states(svc, host_states, spec_obj, reports):
         if not nodes or any(n not in cells for n in nodes):
             states[name] = 'no landing cell known'
             continue
-        states[name] = svc.landing_state(report, cells, nodes)
+        states[name] = tuple(cells[n] for n in nodes)
     return states
 
 

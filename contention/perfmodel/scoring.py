@@ -72,58 +72,93 @@ def _row(profile, cell):
     return row, None
 
 
+def node_share(profile, nodes):
+    """The part of ``profile`` that runs on each of ``nodes`` NUMA nodes.
+
+    Its vCPUs (rounded up) and memory spread evenly, as Nova splits a
+    ``hw:numa_nodes`` flavor and as a floating instance's threads and
+    pages spread over the shared pool on average.
+    """
+    if nodes <= 1:
+        return profile
+    return dataclasses.replace(
+        profile, vcpus=-(-profile.vcpus // nodes),
+        memory_mib=max(1, profile.memory_mib // nodes))
+
+
 def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
                 neutral=DEFAULT_NEUTRAL, limits=confidence.Limits()):
     """{host: HostScore} with one batched prediction.
 
-    Hosts whose landing cells are in the same state share one row of the
-    batch (idle hosts of one hardware type usually do). A host gets the
-    neutral score, with the reason, when it has no cell state, when its
-    stored telemetry gives an unusable feature (an infinity, a value
-    beyond float32: that host only, never an exception), or when the
-    model is unsure of it (:func:`confidence.judge` with ``limits``;
-    ``abstained`` is then set).
+    Each host's landing is one CellState or a tuple of them, one per NUMA
+    node the instance's vCPUs spread over (:func:`landing_cells`). An
+    instance on several nodes is scored node by node, as the model was
+    trained (single-node landings, :mod:`contention.perfmodel.datasets`):
+    on each node its :func:`node_share`, and its performance and the
+    slowdown it causes are the means over its nodes. The nodes merged into
+    one cell would lie outside the training data on any loaded host (a
+    two-socket host's merged cell has twice the co-runners and the memory
+    bandwidth a node can), and the model would abstain there.
+
+    Rows in the same state (idle hosts of one hardware type usually are)
+    share one row of the batch. A host gets the neutral score, with the
+    reason, when it has no cell state, when its stored telemetry gives an
+    unusable feature (an infinity, a value beyond float32: that host
+    only, never an exception), or when the model is unsure of any of its
+    nodes (:func:`confidence.judge` with ``limits``; ``abstained`` is
+    then set).
 
     :param model: an InterferenceModel, or None (every host neutral).
     :param profile: the arriving instance's InstanceProfile.
-    :param cells: {host: CellState of its landing cell(s), or a string
+    :param cells: {host: CellState, a tuple of CellStates, or a string
         saying why there is none (e.g. 'no fresh telemetry')}.
     """
     result = {}
     rows, row_of, judged = [], {}, []
-    for host, cell in cells.items():
-        if not isinstance(cell, features.CellState):
+    for host, landing in cells.items():
+        if isinstance(landing, features.CellState):
+            landing = (landing,)
+        if (not isinstance(landing, tuple) or not landing
+                or not all(isinstance(c, features.CellState)
+                           for c in landing)):
             result[host] = HostScore(host, neutral,
-                                     neutral_reason=str(cell or 'unknown'))
+                                     neutral_reason=str(landing or 'unknown'))
             continue
         if model is None:
             result[host] = HostScore(host, neutral, neutral_reason='no model')
             continue
-        index = row_of.get(cell)
-        if index is None:
-            row, problem = _row(profile, cell)
-            index = row_of[cell] = problem if problem else len(rows)
-            if row is not None:
-                rows.append(row)
-        if isinstance(index, str):
-            result[host] = HostScore(host, neutral, neutral_reason=index)
+        part = node_share(profile, len(landing))
+        indices = []
+        for cell in landing:
+            key = (len(landing), cell)
+            index = row_of.get(key)
+            if index is None:
+                row, problem = _row(part, cell)
+                index = row_of[key] = problem if problem else len(rows)
+                if row is not None:
+                    rows.append(row)
+            indices.append(index)
+        problem = next((i for i in indices if isinstance(i, str)), None)
+        if problem:
+            result[host] = HostScore(host, neutral, neutral_reason=problem)
         else:
-            judged.append((host, index))
+            judged.append((host, indices))
     if not rows:
         return result
     prediction = model.predict_confident(np.asarray(rows, float))
     reasons = confidence.judge(prediction, limits)
-    perf = prediction.values[:, 0].tolist()
-    slow = prediction.values[:, 1].tolist()
-    combined = combine(prediction.values[:, 0], prediction.values[:, 1],
-                       corunner_weight).tolist()
-    spread = prediction.spread.tolist()
-    excess = prediction.excess.tolist()
-    for host, i in judged:
-        unsure = reasons[i]
+    for host, indices in judged:
+        perf = float(np.mean(prediction.values[indices, 0]))
+        slow = float(np.mean(prediction.values[indices, 1]))
+        worst = max(indices, key=lambda i: (reasons[i] is not None,
+                                            prediction.excess[i]))
+        unsure = reasons[worst]
         result[host] = HostScore(
-            host, neutral if unsure else combined[i], performance=perf[i],
-            slowdown=slow[i], spread=spread[i], excess=excess[i],
+            host, neutral if unsure else float(
+                combine(perf, slow, corunner_weight)),
+            performance=perf, slowdown=slow,
+            spread=float(np.max(prediction.spread[indices])),
+            excess=float(np.max(prediction.excess[indices])),
             neutral_reason=unsure and 'model unsure: %s' % unsure,
             abstained=bool(unsure))
     return result
@@ -195,13 +230,11 @@ def landing_nodes(cells, vcpus, numa=False):
     return (max(fitting, key=lambda key: cells[key].free_cpus),)
 
 
-def landing_cell(cells, vcpus, numa=False):
-    """The landing cell state for an instance on a host.
+def landing_cells(cells, vcpus, numa=False):
+    """The states of the cells an instance would land on, as a tuple.
 
-    The cell of :func:`landing_nodes`, or those cells merged (the shared
-    pool). Returns None when nothing fits.
+    One per node of :func:`landing_nodes` (what :func:`score_hosts`
+    takes); empty when nothing fits.
     """
-    nodes = landing_nodes(cells, vcpus, numa=numa)
-    if not nodes:
-        return None
-    return features.merge_cells(cells[key] for key in nodes)
+    return tuple(cells[key] for key in landing_nodes(cells, vcpus,
+                                                     numa=numa))

@@ -106,8 +106,8 @@ class ContentionWeigherPolicy(policy.Policy):
     :param max_telemetry_age: hosts whose telemetry is older are neutral.
     :param landing: ``socket`` (the arrival lands on the socket with the
         most free CPUs, as the simulator places it, so the cell is that
-        socket) or ``pool`` (the host's cells merged, as the weigher does
-        for an instance without a NUMA topology on a real host).
+        socket) or ``pool`` (every cell of the host, as the weigher
+        scores an instance without a NUMA topology on a real host).
     :param train_on_bind: train a small model from the bound simulator's
         scenario when no model or model file is given.
     :param with_filter: run the filter stage (see the module doc).
@@ -300,10 +300,10 @@ class ContentionWeigherPolicy(policy.Policy):
             if not self._fresh(view, name):
                 states[name] = 'no fresh telemetry'
                 continue
-            cell = scoring.landing_cell(
+            landing = scoring.landing_cells(
                 scoring.cells_from_view(view, name), instance.vcpus,
                 numa=self._numa(instance))
-            states[name] = cell if cell is not None else 'does not fit'
+            states[name] = landing or 'does not fit'
         scores = scoring.score_hosts(self._interference(), profile, states,
                                      corunner_weight=self.corunner_weight)
         for score in scores.values():

@@ -151,7 +151,10 @@ class TestContentionWeigher(ContentionTestBase):
         hosts = self.hosts('busy', 'calm', 'other')
         self.weigh(hosts, request())
         self.assertEqual(1, len(reads))
-        self.assertEqual([2], predictions)     # 'other' has no telemetry
+        # one batch: a row per distinct node state of the two hosts with
+        # telemetry (the instance floats over both nodes of each);
+        # 'other' has none
+        self.assertEqual([4], predictions)
 
     def test_neutral_without_model_warns_once(self):
         # A fresh cloud has no model yet: expected, so a warning, not an

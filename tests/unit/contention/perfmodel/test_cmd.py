@@ -329,9 +329,10 @@ class TestScoring(testtools.TestCase):
         heavy = features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4)
         scores = scoring.score_hosts(bundle.interference, heavy, {
             'calm': features.CellState(cpus=8),
-            'busy': features.CellState(cpus=8, co_mpki_sum=60, co_vcpus=4),
+            'busy': features.CellState(cpus=8, co_mpki_sum=20, co_vcpus=2),
             'stale': 'no fresh telemetry'})
         self.assertGreater(scores['calm'].score, scores['busy'].score)
+        self.assertFalse(scores['busy'].neutral)
         self.assertEqual(0.5, scores['stale'].score)
         self.assertTrue(scores['stale'].neutral)
         for s in scores.values():
@@ -340,12 +341,61 @@ class TestScoring(testtools.TestCase):
                                    {'calm': features.CellState(cpus=8)})
         self.assertEqual('no model', none['calm'].neutral_reason)
 
-    def test_landing_cell(self):
+    def test_landing_cells(self):
         cells = {0: features.CellState(cpus=8, co_vcpus=6),
                  1: features.CellState(cpus=8, co_vcpus=2)}
-        self.assertEqual(16, scoring.landing_cell(cells, 4).cpus)
-        self.assertIs(cells[1], scoring.landing_cell(cells, 4, numa=True))
-        self.assertIsNone(scoring.landing_cell(cells, 7, numa=True))
+        self.assertEqual((cells[0], cells[1]),
+                         scoring.landing_cells(cells, 4))
+        self.assertEqual((cells[1],),
+                         scoring.landing_cells(cells, 4, numa=True))
+        self.assertEqual((), scoring.landing_cells(cells, 7, numa=True))
+
+    def test_node_share(self):
+        p = features.InstanceProfile(mpki=5, mf=0.4, ipc=1, vcpus=5,
+                                     memory_mib=4096)
+        self.assertIs(p, scoring.node_share(p, 1))
+        half = scoring.node_share(p, 2)
+        self.assertEqual((3, 2048), (half.vcpus, half.memory_mib))
+        self.assertEqual(1, scoring.node_share(p, 8).vcpus)
+
+    def test_spread_landing_is_scored_node_by_node(self):
+        # An instance over two nodes: the mean of what its half does on
+        # each, as the model was trained (one node per row), not one row
+        # for the merged nodes.
+        model = test_models.trained_bundle().interference
+        heavy = features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4)
+        calm = features.CellState(cpus=8)
+        busy = features.CellState(cpus=8, co_mpki_sum=20, co_vcpus=2)
+        both = scoring.score_hosts(model, heavy, {'h': (calm, busy)})['h']
+        half = scoring.node_share(heavy, 2)
+        alone = scoring.score_hosts(model, half, {'calm': calm,
+                                                  'busy': busy})
+        self.assertAlmostEqual(
+            (alone['calm'].performance + alone['busy'].performance) / 2,
+            both.performance)
+        self.assertAlmostEqual(
+            (alone['calm'].slowdown + alone['busy'].slowdown) / 2,
+            both.slowdown)
+        self.assertAlmostEqual(float(scoring.combine(
+            both.performance, both.slowdown)), both.score)
+        self.assertNotEqual(
+            scoring.score_hosts(model, heavy, {
+                'merged': features.merge_cells([calm, busy])})[
+                    'merged'].performance, both.performance)
+
+    def test_spread_landing_is_unsure_if_any_node_is(self):
+        model = test_models.trained_bundle().interference
+        heavy = features.InstanceProfile(mpki=25, mf=0.9, ipc=0.4, vcpus=4)
+        calm = features.CellState(cpus=8)
+        far = features.CellState(cpus=8, co_mpki_sum=1e5, co_vcpus=4)
+        scores = scoring.score_hosts(model, heavy, {
+            'h': (calm, far), 'calm': (calm, calm),
+            'broken': (calm, 'no fresh telemetry')})
+        self.assertTrue(scores['h'].abstained)
+        self.assertEqual(0.5, scores['h'].score)
+        self.assertIn('co_mpki_sum', scores['h'].neutral_reason)
+        self.assertFalse(scores['calm'].neutral)
+        self.assertTrue(scores['broken'].neutral)
 
     def test_landing_nodes(self):
         cells = {0: features.CellState(cpus=8, co_vcpus=6),
