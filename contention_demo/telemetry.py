@@ -54,12 +54,20 @@ class EmulatedClock:
         return self.start + self.elapsed
 
 
+class _ReadOnlyClock:
+    """An agent clock that never measures: someone else advances the sim."""
+
+    def step(self, sim, now):
+        """Nothing: :meth:`Telemetry.cycle` measured this interval."""
+
+
 class SharedSimSource(agent_source.SimSource):
     """The ``sim`` source on one host of a simulator the demo owns.
 
     The demo advances the simulator once per cycle for all hosts
-    (:meth:`Telemetry.cycle`); this source only reads it, so N agents do
-    not measure the cluster N times.
+    (:meth:`Telemetry.cycle`); this source only reads it. Were each agent
+    to measure too, the counters of one interval would grow N + 1 times
+    while the agents divide them by one interval.
     """
 
     def __init__(self, sim, host_name):
@@ -67,14 +75,10 @@ class SharedSimSource(agent_source.SimSource):
         self.sim = sim
         self._host_name = host_name
         self._host = sim.state.host_index[host_name]
+        self._clock = _ReadOnlyClock()
 
     def open(self, conf):
         """Nothing to open: the emulated cluster is already in memory."""
-
-    def collect(self, now):
-        # Skip SimSource's own measuring (dt 0 measures nothing).
-        self._start, self._last = now, now
-        return super().collect(now)
 
 
 class Telemetry:

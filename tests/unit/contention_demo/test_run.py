@@ -8,11 +8,42 @@ import types
 import fixtures
 import testtools
 
+from compute_agent import loop
 from contention import cluster
 from contention import sim
 from contention_demo import run
 from contention_demo import telemetry
 from contention_demo import watcher_stage
+
+
+class TestSharedSimSource(testtools.TestCase):
+
+    def test_agents_read_the_interval_the_demo_measured(self):
+        # Four agents on one simulator: each cycle's counters are one
+        # interval's, whichever agent collects first.
+        scen = sim.load_scenario('ahn-wl1')
+        emulated = sim.Simulator(scen)
+        clock = telemetry.EmulatedClock(0.0)
+        agents = [loop.Collector(
+            h.name, [telemetry.SharedSimSource(emulated, h.name)], 10.0,
+            clock=clock, nova_cpus=h.model.nova_cpus())
+            for h in emulated.state.hosts]
+        cycles = []
+        for _ in range(4):
+            clock.advance(10.0)
+            emulated.measure(clock.elapsed - 5.0, 10.0)
+            cycles.append({rec.name: rec.counters for agent in agents
+                           for rec in agent.collect().instances})
+        first = cycles[1]
+        for counts in cycles[2:]:
+            for name, c in counts.items():
+                self.assertIsNotNone(c.cycles, name)
+                self.assertAlmostEqual(1.0, c.instructions
+                                       / first[name].instructions,
+                                       delta=0.2, msg=name)
+                self.assertAlmostEqual(1.0, c.mbm_total_bytes
+                                       / first[name].mbm_total_bytes,
+                                       delta=0.2, msg=name)
 
 
 class TestSplitArrivals(testtools.TestCase):
