@@ -30,6 +30,7 @@ from typing import Optional
 
 import numpy as np
 
+from contention import aggregate
 from contention import llc_share
 from contention import reportview
 from contention.perfmodel import features
@@ -81,6 +82,11 @@ class Outcome:
 
     performance: float
     corunner_performance: tuple = ()
+    #: The co-runners' DRAM traffic on the trial's nodes without the
+    #: workload, bytes/s: what the host's report (resctrl MBM) shows
+    #: before it lands. None: unknown (the row estimates it from the
+    #: co-runners' MPKI, as for a report without resctrl).
+    corunner_mem_bw_bps: Optional[float] = None
 
 
 #: The contract a ground-truth source satisfies (the simulator's, or a
@@ -207,6 +213,9 @@ def _landings(source, topology, subjects, pool, samples, rng, X, Y, groups,
                           corunners=tuple(corunners))
             outcome = source(trial)
             cell = _cell_of(topology, trial.nodes, corunners)
+            if outcome.corunner_mem_bw_bps is not None:
+                cell = dataclasses.replace(
+                    cell, mem_bw_bps=outcome.corunner_mem_bw_bps)
             slowdown = (1.0 - float(np.mean(outcome.corunner_performance))
                         if outcome.corunner_performance else 0.0)
             X.append(features.feature_row(workload.profile, cell))
@@ -253,6 +262,8 @@ def from_reports(reports, min_samples=1, after=None, before=None):
       interval (its profile alone, as the simulator's and an operator's
       offline profile are), not the interval's own: an interval's IPC
       over the best is the label itself;
+    * the cell is the node without the subject: its MPKI, vCPUs, miss
+      intensity, CPU demand and DRAM traffic taken off the node's;
     * the co-runner slowdown is the one the subject *causes*: the
       simulator solves the node with and without it, the history cannot,
       so the co-runners' shortfall is attributed to the instances of the
@@ -308,8 +319,16 @@ def from_reports(reports, min_samples=1, after=None, before=None):
             intensity = cell.co_miss_intensity
             co_intensity = (None if intensity is None else
                             max(0.0, intensity - here.miss_intensity))
+            bw = cell.mem_bw_bps
+            if bw is not None and m.mem_bw_total_bps is not None:
+                # the node's traffic counts the instance's own by its
+                # vCPUs there (contention.aggregate)
+                share = (aggregate.vcpus_per_node(
+                    rec, report.topology).get(node, 0.0) / rec.vcpus)
+                bw = max(0.0, bw - m.mem_bw_total_bps * share)
             cell = dataclasses.replace(
                 cell, co_mpki_sum=max(0.0, cell.co_mpki_sum - m.mpki),
+                mem_bw_bps=bw,
                 co_vcpus=max(0.0, cell.co_vcpus - rec.vcpus),
                 co_miss_intensity=co_intensity,
                 co_cpu_demand=max(0.0, (cell.co_cpu_demand or 0.0)

@@ -42,6 +42,11 @@ open; also in ``doc/nova.md``):
   placement";
 * a co-runner's ratio is its normalised performance with the workload
   divided by without it;
+* the co-runners' memory bandwidth is their DRAM traffic on the
+  workload's nodes without it (each co-runner's share by its vCPUs
+  there), what the host's report (resctrl MBM) shows before the
+  workload lands, so a model trained here reads a report's
+  bandwidth on the scale it was trained on;
 * a workload's ``cpu_util`` is what its synthetic counters show alone
   (CPU time over vCPUs x wall time), and ``latency`` is its profile's
   ``metric: latency`` (what an operator would declare);
@@ -207,15 +212,21 @@ class SimulatorPerformance(object):
 
     def _solve(self, placed, cap=None):
         """Normalised performance of ``placed`` [(profile, nodes)]."""
+        return self._solution(placed, cap)[0]
+
+    def _solution(self, placed, cap=None):
+        """(normalised performance, DRAM bytes/s) arrays of ``placed``."""
         key = (tuple((prof.name, tuple(nodes)) for prof, nodes in placed),
                None if cap is None else tuple(sorted(cap.items())))
-        perf = self._solved.get(key)
-        if perf is None:
-            perf = self.host.solve(placed, cap)[0]
+        solved = self._solved.get(key)
+        if solved is None:
+            perf, _, sol, _ = self.host.solve(placed, cap)
+            traffic = np.array(sol.bytes_total_per_s, dtype=float)
             perf.setflags(write=False)
-            self._solved[key] = perf
+            traffic.setflags(write=False)
+            solved = self._solved[key] = (perf, traffic)
             self.solves += 1
-        return perf
+        return solved
 
     def best_alone(self, name):
         """The best normalised performance of a profile alone on the host.
@@ -268,12 +279,17 @@ class SimulatorPerformance(object):
                            cap)
         own = min(1.0, float(perf[0]) / self.best_alone(prof.name))
         ratios = ()
+        traffic = 0.0
         if others:
-            without = self._solve(others, cap)
+            without, bytes_per_s = self._solution(others, cap)
             ratios = tuple(float(w) / max(float(wo), 1e-12)
                            for w, wo in zip(perf[1:], without))
+            traffic = sum(
+                float(b) * len(trial.nodes & c.nodes) / len(c.nodes)
+                for b, c in zip(bytes_per_s, trial.corunners))
         return datasets.Outcome(performance=own,
-                                corunner_performance=ratios)
+                                corunner_performance=ratios,
+                                corunner_mem_bw_bps=traffic)
 
 
 def shipped_libraries():

@@ -149,6 +149,18 @@ class TestFeatures(testtools.TestCase):
                                      memory_mib=4096), cells[0])))
         self.assertEqual(12.0, row['co_miss_intensity'])
 
+    def test_node_level_view_of_a_1_3_report_has_its_loads(self):
+        # Since schema 1.3 the aggregates carry the loads, so the
+        # weigher's view reads what the model was trained on.
+        full = store_reports.host_report(
+            'h1', 100, [store_reports.instance('u1', mpki=12.0)])
+        light = dataclasses.replace(full, instances=(), nodes=(
+            dataclasses.replace(full.nodes[0], miss_intensity=18.0,
+                                cpu_demand=1.0),) + full.nodes[1:])
+        cells = features.cells_from_report(light)
+        self.assertEqual((18.0, 1.0), (cells[0].co_miss_intensity,
+                                       cells[0].co_cpu_demand))
+
 
 class TestInterferenceModel(testtools.TestCase):
 
@@ -406,6 +418,17 @@ class TestStoreDataset(testtools.TestCase):
         self.assertEqual(0.0, data.Y[0, 1])
         co = features.FEATURE_NAMES.index('co_mpki_sum')
         self.assertEqual(1.0, data.X[0, co])     # u2's MPKI, not u1's own
+        # the node's memory traffic without u1's own (it runs its two
+        # vCPUs there): what the simulator's rows and the weigher's read
+        # describe, the node before the subject lands
+        u1 = dataclasses.replace(reports[0].instances[0], metrics=(
+            dataclasses.replace(reports[0].instances[0].metrics,
+                                mem_bw_total_bps=4e8)))
+        own = datasets.from_reports([dataclasses.replace(
+            reports[0], instances=(u1,) + reports[0].instances[1:])])
+        bw = features.FEATURE_NAMES.index('mem_bw_gbps')
+        self.assertAlmostEqual(0.6, own.X[0, bw])
+        self.assertAlmostEqual(1.0, own.X[1, bw])    # u2's own unknown
         # the small-LLC MF comes only from intervals near a quarter of
         # the LLC (none here: no occupancy)
         small = features.FEATURE_NAMES.index('mf_small_llc')

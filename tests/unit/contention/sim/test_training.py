@@ -1,12 +1,15 @@
 """The simulator's training hook for the placement models."""
 
 import ast
+import dataclasses
 import os
 
 import testtools
 
 from contention.perfmodel import datasets
+from contention.perfmodel import features
 from contention.sim import scenario
+from contention.sim import simulator
 from contention.sim import training
 from contention import topology as topo
 
@@ -106,6 +109,37 @@ class TrainingSourceTest(testtools.TestCase):
         spread = float(source._solve([(two, nodes)])[0])
         self.assertGreater(spread, 1.0)
         self.assertEqual(spread, source.best_alone('two'))
+
+    def test_training_cell_is_what_the_host_report_shows(self):
+        # Train/serve consistency: the cell a training row describes (a
+        # co-runner on node 0, before the subject lands) is the cell the
+        # weigher reads from that host's report, memory bandwidth
+        # (resctrl MBM) and miss intensity included.
+        topology, wl, source = _parts()
+        lbm = wl['lbm']
+        co = (datasets.CoRunner(lbm, frozenset([0]), lbm.profile.vcpus),)
+        outcome = source(datasets.Trial(topology, wl['soplex'],
+                                        frozenset([0]), 1, co))
+        trained = dataclasses.replace(
+            datasets._cell_of(topology, frozenset([0]), co),
+            mem_bw_bps=outcome.corunner_mem_bw_bps)
+        scen = scenario.load('ahn-wl1')
+        host_class = training.main_hardware(scen)[0]
+        alone = dataclasses.replace(
+            scen, hosts=(('h', host_class),), arrivals=(),
+            placement='explicit', noise=0.0, instances=(scenario.InstanceSpec(
+                profile='lbm', name='lbm-1', host='h', socket=0,
+                memory_socket=0),))
+        emulated = simulator.Simulator(alone)
+        emulated.step()
+        served = features.cells_from_report(emulated.host_reports()[0])[0]
+        self.assertGreater(outcome.corunner_mem_bw_bps, 1e9)
+        for name in ('co_mpki_sum', 'co_vcpus', 'mem_bw_bps',
+                     'co_miss_intensity', 'co_cpu_demand'):
+            self.assertAlmostEqual(getattr(trained, name),
+                                   getattr(served, name),
+                                   delta=1e-3 * getattr(served, name),
+                                   msg=name)
 
     def test_cpu_bound_newcomer_barely_hurts(self):
         topology, wl, source = _parts()
