@@ -120,6 +120,33 @@ def _miss_weighted_mf(pairs):
     return sum(w * mf for w, mf in known) / weight
 
 
+#: The CPU utilisation an instance without a measured one counts with:
+#: fully busy vCPUs, the assumption Nova's sizing makes.
+NEUTRAL_CPU_UTIL = 1.0
+
+
+def node_loads(topology, records):
+    """{node: (miss intensity or None, busy vCPUs)} of ``records``.
+
+    Each instance counts on a node with the vCPUs it last ran there
+    (:func:`vcpus_per_node`): its miss intensity MPKI x IPC x cpu_util x
+    those vCPUs, its CPU demand cpu_util x those vCPUs. A missing
+    ``cpu_util`` counts as :data:`NEUTRAL_CPU_UTIL`; a missing MPKI or
+    IPC makes the node's intensity unknown.
+    """
+    loads = {}
+    for rec in records:
+        m = rec.metrics
+        util = NEUTRAL_CPU_UTIL if m.cpu_util is None else m.cpu_util
+        for node, vcpus in vcpus_per_node(rec, topology).items():
+            intensity, demand = loads.get(node, (0.0, 0.0))
+            if intensity is not None:
+                intensity = (None if None in (m.mpki, m.ipc)
+                             else intensity + m.mpki * m.ipc * util * vcpus)
+            loads[node] = (intensity, demand + util * vcpus)
+    return loads
+
+
 def node_aggregates(topology, records, thresholds=None,
                     overhead_thresholds=None):
     """One :class:`~contention.report.NodeAggregate` per topology node.
@@ -137,8 +164,10 @@ def node_aggregates(topology, records, thresholds=None,
             cache_references=r.counters.cache_references,
             cache_misses=r.counters.cache_misses)
         for r, per_node in placements], oth)
+    loads = node_loads(topology, records)
     result = []
     for node in topology.node_ids:
+        intensity, demand = loads.get(node, (0.0, 0.0))
         here = [(per_node[node] / r.vcpus, per_node[node], r)
                 for r, per_node in placements if node in per_node]
         shares = [(share, r) for share, _, r in here]
@@ -166,7 +195,8 @@ def node_aggregates(topology, records, thresholds=None,
             mc_ic_pressure=classify.node_needs_mc_ic_relief(mpki_sum, th),
             classes=dict(collections.Counter(
                 r.merlin_class for _, r in shares
-                if r.merlin_class is not None))))
+                if r.merlin_class is not None)),
+            miss_intensity=intensity, cpu_demand=demand))
     return tuple(result)
 
 

@@ -32,7 +32,7 @@ import orjson
 from contention import schema
 from contention.topology import HostTopology
 
-SCHEMA_VERSION = '1.2'
+SCHEMA_VERSION = '1.3'
 SUPPORTED_MAJOR = 1
 
 EVENT_TYPE = 'contention.host.report'
@@ -184,6 +184,17 @@ class NodeAggregate:
     #: Instances per Merlin class on this node.
     classes: dict[str, int] = dataclasses.field(default_factory=dict,
                                                 metadata=_NN())
+    #: Since 1.3: the instances' LLC misses per kilo-cycle x busy vCPUs
+    #: (MPKI x IPC x cpu_util x vCPUs here), summed: what contends for
+    #: the cache, the memory controller and the interconnect, from
+    #: counters alone (:func:`contention.aggregate.node_loads`). None
+    #: when an instance here lacks its MPKI or IPC.
+    miss_intensity: Optional[float] = dataclasses.field(default=None,
+                                                        metadata=_NN())
+    #: Since 1.3: busy vCPUs here (cpu_util x vCPUs, summed; an unknown
+    #: cpu_util counts as busy).
+    cpu_demand: Optional[float] = dataclasses.field(default=None,
+                                                    metadata=_NN())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,6 +18,7 @@ import dataclasses
 import math
 from typing import Optional
 
+from contention import aggregate
 from contention import llc_share
 
 SCHEMA_VERSION = 3
@@ -110,9 +111,9 @@ class InstanceProfile:
         return self.mpki * self.ipc * self.util * self.vcpus
 
 
-#: The CPU utilisation assumed when a profile does not give one: fully
-#: busy vCPUs, the assumption Nova's sizing makes.
-NEUTRAL_CPU_UTIL = 1.0
+#: The CPU utilisation assumed when a profile does not give one (the
+#: rule the reports' node loads follow too).
+NEUTRAL_CPU_UTIL = aggregate.NEUTRAL_CPU_UTIL
 
 #: The neutral prior: a "medium/medium" Merlin instance (section 3.2
 #: bands), used when nothing better is known about a new instance.
@@ -304,40 +305,19 @@ def merge_cells(cells):
         ic_level=worst('ic_level'), remote_level=worst('remote_level'))
 
 
-def _instance_loads(report):
-    """{node: (miss intensity or None, busy vCPUs)} from the instances.
-
-    Each instance counts on a node with the vCPUs it last ran there; a
-    missing ``cpu_util`` counts as :data:`NEUTRAL_CPU_UTIL`, a missing
-    MPKI or IPC makes the node's intensity unknown.
-    """
-    from contention import aggregate
-    loads = {}
-    for rec in report.instances:
-        m = rec.metrics
-        util = NEUTRAL_CPU_UTIL if m.cpu_util is None else m.cpu_util
-        for node, vcpus in aggregate.vcpus_per_node(
-                rec, report.topology).items():
-            intensity, demand = loads.get(node, (0.0, 0.0))
-            if intensity is not None:
-                intensity = (None if None in (m.mpki, m.ipc)
-                             else intensity + m.mpki * m.ipc * util * vcpus)
-            loads[node] = (intensity, demand + util * vcpus)
-    return loads
-
-
 def cells_from_report(report):
     """{node id: CellState} from a HostReport's per-node aggregates.
 
-    Co-runners' miss intensity and CPU demand come from the report's
-    instance records (see :func:`_instance_loads`). A report read without
-    them (the store's node-level view, what the Nova weigher reads) leaves
-    both unknown on a node whose aggregate counts instances, so the
-    features fall back to the summed MPKI and vCPUs, rather than taking
-    the node for idle.
+    Co-runners' miss intensity and CPU demand are the aggregates' (schema
+    1.3); a report of an older agent has them from its instance records
+    (:func:`contention.aggregate.node_loads`, the rule the agent applies).
+    Without either (an older report read without its instances, the store's
+    node-level view) both are unknown on a node whose aggregate counts
+    instances, so the features fall back to the summed MPKI and vCPUs,
+    rather than taking the node for idle.
     """
     aggregates = {agg.node: agg for agg in report.nodes}
-    loads = _instance_loads(report)
+    loads = aggregate.node_loads(report.topology, report.instances)
     if not report.instances:
         loads = {agg.node: (None, None) for agg in report.nodes
                  if agg.instances}
@@ -349,6 +329,8 @@ def cells_from_report(report):
             continue
         ov = agg.overhead
         intensity, demand = loads.get(node.id, (0.0, 0.0))
+        if agg.cpu_demand is not None:
+            intensity, demand = agg.miss_intensity, agg.cpu_demand
         cells[node.id] = CellState(
             cpus=len(node.cpus), co_mpki_sum=agg.mpki_sum or 0.0,
             co_vcpus=agg.vcpus, mem_bw_bps=agg.mem_bw_bps,

@@ -118,7 +118,7 @@ class TestBuildReport(base.BaseTestCase):
         self.assertEqual(('counter_reset:cycles',), inst.notes)
         self.assertEqual(src, out.sources)
         self.assertEqual(('libvirt_reconnected',), out.events)
-        self.assertEqual(('host-a', 1767225600.0, 10.0, 'L3', '1.2'),
+        self.assertEqual(('host-a', 1767225600.0, 10.0, 'L3', '1.3'),
                          (out.host, out.timestamp, out.interval_s,
                           out.cache_miss_level, out.version))
 
@@ -151,13 +151,30 @@ class TestBuildReport(base.BaseTestCase):
         self.assertAlmostEqual(0.3, n0.mf)
         self.assertEqual({'medium/medium': 1}, n0.classes)
         self.assertEqual({'medium/medium': 1}, n1.classes)
+        m = out.instance('span').metrics
+        load = m.mpki * m.ipc * m.cpu_util
+        self.assertAlmostEqual(3 * load, n0.miss_intensity)
+        self.assertAlmostEqual(load, n1.miss_intensity)
+        self.assertAlmostEqual((3 * m.cpu_util, m.cpu_util),
+                               (n0.cpu_demand, n1.cpu_demand))
+
+    def test_node_load_unknown_without_mpki_busy_without_util(self):
+        blind = record('blind', (0,), {0: 1.0}, cache_misses=None)
+        seen = record('seen', (4,), {1: 1.0})
+        n0, n1 = build(blind, seen).nodes
+        self.assertIsNone(n0.miss_intensity)
+        self.assertIsNotNone(n1.miss_intensity)
+        unknown = dataclasses.replace(blind, counters=dataclasses.replace(
+            blind.counters, cpu_time_ns=None))
+        self.assertEqual(1.0, build(unknown).nodes[0].cpu_demand)
 
     def test_node_with_no_instances(self):
         out = build(record('a', (0, 1), {0: 1024.0}))
         n1 = out.nodes[1]
         self.assertEqual(report.NodeAggregate(
             node=1, instances=0, vcpus=0.0, memory_mib=0.0,
-            overhead=report.NodeOverhead(0, 0, 0, 0)), n1)
+            overhead=report.NodeOverhead(0, 0, 0, 0), miss_intensity=0.0,
+            cpu_demand=0.0), n1)
 
     def test_memory_counted_where_it_is_even_without_vcpus(self):
         out = build(record('a', (0, 1), {0: 1024.0, 1: 512.0}))
