@@ -114,7 +114,7 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
         saying why there is none (e.g. 'no fresh telemetry')}.
     """
     result = {}
-    rows, row_of, judged = [], {}, []
+    rows, row_of, judged, shares = [], {}, [], {}
     for host, landing in cells.items():
         if isinstance(landing, features.CellState):
             landing = (landing,)
@@ -127,13 +127,15 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
         if model is None:
             result[host] = HostScore(host, neutral, neutral_reason='no model')
             continue
-        part = node_share(profile, len(landing))
+        k = len(landing)
+        if k not in shares:
+            shares[k] = node_share(profile, k)
         indices = []
         for cell in landing:
-            key = (len(landing), cell)
+            key = (k, cell)
             index = row_of.get(key)
             if index is None:
-                row, problem = _row(part, cell)
+                row, problem = _row(shares[k], cell)
                 index = row_of[key] = problem if problem else len(rows)
                 if row is not None:
                     rows.append(row)
@@ -142,23 +144,34 @@ def score_hosts(model, profile, cells, corunner_weight=DEFAULT_CORUNNER_WEIGHT,
         if problem:
             result[host] = HostScore(host, neutral, neutral_reason=problem)
         else:
-            judged.append((host, indices))
+            judged.append((host, tuple(indices)))
     if not rows:
         return result
     prediction = model.predict_confident(np.asarray(rows, float))
     reasons = confidence.judge(prediction, limits)
+    perf = prediction.values[:, 0].tolist()
+    slow = prediction.values[:, 1].tolist()
+    spread = prediction.spread.tolist()
+    excess = prediction.excess.tolist()
+    made = {}
     for host, indices in judged:
-        perf = float(np.mean(prediction.values[indices, 0]))
-        slow = float(np.mean(prediction.values[indices, 1]))
-        worst = max(indices, key=lambda i: (reasons[i] is not None,
-                                            prediction.excess[i]))
-        unsure = reasons[worst]
+        parts = made.get(indices)
+        if parts is None:
+            # hosts whose nodes are in the same states share one answer
+            n = len(indices)
+            p = sum(perf[i] for i in indices) / n
+            s = sum(slow[i] for i in indices) / n
+            worst = max(indices, key=lambda i: (reasons[i] is not None,
+                                                excess[i]))
+            parts = made[indices] = (
+                p, s, reasons[worst],
+                float(combine(p, s, corunner_weight)),
+                max(spread[i] for i in indices),
+                max(excess[i] for i in indices))
+        p, s, unsure, combined, most_spread, most_excess = parts
         result[host] = HostScore(
-            host, neutral if unsure else float(
-                combine(perf, slow, corunner_weight)),
-            performance=perf, slowdown=slow,
-            spread=float(np.max(prediction.spread[indices])),
-            excess=float(np.max(prediction.excess[indices])),
+            host, neutral if unsure else combined, performance=p,
+            slowdown=s, spread=most_spread, excess=most_excess,
             neutral_reason=unsure and 'model unsure: %s' % unsure,
             abstained=bool(unsure))
     return result
