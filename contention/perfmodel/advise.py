@@ -6,8 +6,10 @@ target". Here, for an instance profile and a host shape, every balanced
 ``hw:numa_nodes`` value ``n`` (the possible L3 scores of Algorithm 1) and
 every density (instances per host) is tried: each instance's vCPUs are
 split evenly over ``n`` nodes, instances are dealt to nodes round-robin,
-and the interference model predicts each instance's performance on the
-cells it shares (its nodes merged, as :func:`features.merge_cells`).
+and the interference model predicts each instance's performance node by
+node, as the Nova weigher scores an instance on several nodes
+(:func:`contention.perfmodel.scoring.score_hosts`: its even share on each,
+the mean over them; the model is trained on single-node landings).
 
 Limits, where the paper's own answer would differ: the interference
 model sees co-runner pressure and occupancy, not the interconnect or
@@ -25,6 +27,7 @@ import numpy as np
 from contention.perfmodel import concerns
 from contention.perfmodel import features
 from contention.perfmodel import machine
+from contention.perfmodel import scoring
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,14 +71,17 @@ def _predict_packing(model, profile, topology, n_nodes, count):
             for g in range(groups)]
     if max(load) * per_node > node_cpus:
         return None
-    # the instance's landing cells: its n nodes merged, each holding
-    # max(load) - 1 co-runner parts (each contributing its vCPU share)
+    # each of the instance's n nodes holds its share and max(load) - 1
+    # co-runner parts, each contributing its share (a report counts an
+    # instance on a node by its vCPUs there); the nodes are alike, so
+    # the mean over them that the weigher takes is one node's answer
     co = max(load) - 1
-    cell = features.CellState(cpus=n_nodes * node_cpus,
-                              co_mpki_sum=co * profile.mpki,
-                              co_vcpus=co * profile.vcpus)
+    cell = features.CellState(cpus=node_cpus,
+                              co_mpki_sum=co * profile.mpki / n_nodes,
+                              co_vcpus=co * per_node)
     perf, _ = model.predict(np.asarray(
-        [features.feature_row(profile, cell)], float))[0]
+        [features.feature_row(scoring.node_share(profile, n_nodes), cell)],
+        float))[0]
     return float(perf)
 
 
