@@ -192,6 +192,22 @@ class TestBadInput(base.BaseTestCase):
         self.assertInvalid('report.nodes[0].classes',
                            'must be >= 0, got -2')
 
+    def test_negative_node_load(self):
+        self.data['nodes'][0]['miss_intensity'] = -3.0
+        self.assertInvalid('report.nodes[0].miss_intensity',
+                           'must be >= 0, got -3.0')
+        self.data['nodes'][0]['miss_intensity'] = None
+        self.data['nodes'][1]['cpu_demand'] = math.inf
+        self.assertInvalid('report.nodes[1].cpu_demand',
+                           'must be a finite number, got inf')
+
+    def test_report_of_an_older_agent_has_no_node_loads(self):
+        for node in self.data['nodes']:
+            del node['miss_intensity'], node['cpu_demand']
+        self.data['version'] = '1.2'
+        loaded = report.HostReport.from_dict(self.data)
+        self.assertEqual({None}, {n.miss_intensity for n in loaded.nodes})
+
     def test_negative_memory_per_node(self):
         self.instance['memory_mib_per_node']['0'] = -1.0
         self.assertInvalid('report.instances[0].memory_mib_per_node[0]',
