@@ -734,8 +734,14 @@ class Simulator(object):
                            'to an %s one' % ((inst.uuid,) + vendors))
         snap = self._snapshot([inst])
         src_nodes = self._gids(src, inst.mem_frac)
-        socket = self._socket(dst, action.dest_socket, inst)
-        self.state.place(inst, dst, socket)
+        spread = (placement.floating_spread(self.state, dst, inst)
+                  if action.dest_socket is None else None)
+        if spread is None:
+            self.state.place(inst, dst,
+                             self._socket(dst, action.dest_socket, inst))
+        else:
+            self.state.set_host(inst, dst)
+            inst.vcpu_frac, inst.mem_frac = spread, spread.copy()
         if check:
             try:
                 self._check(dst)

@@ -135,6 +135,34 @@ class TestApply(base.BaseTestCase):
         self.assertEqual(1, sim.rejected)
         self.assertEqual('small-0', sim.view().instance(a.uuid).host)
 
+    def test_a_floating_vm_no_socket_has_room_for_spreads(self):
+        # small-1 has one free core on each socket: a 2-vCPU VM without a
+        # NUMA topology floats over both (Linux balances its threads onto
+        # idle cores), it does not crowd three vCPUs onto one socket.
+        scen = _tiny(
+            placement='explicit',
+            profiles={'mem': {'llc_apki': 25, 'mr_min': 0.7},
+                      'big': {'llc_apki': 1, 'mr_min': 0.05, 'vcpus': 2}},
+            instances=[
+                {'profile': 'big', 'name': 'big', 'host': 'small-0',
+                 'socket': 0},
+                {'profile': 'mem', 'name': 'a', 'host': 'small-1',
+                 'socket': 0},
+                {'profile': 'mem', 'name': 'b', 'host': 'small-1',
+                 'socket': 1}])
+        sim = simulator.Simulator(scen)
+        big = next(i for i in sim.state.instances if i.name == 'big')
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            big.uuid, 'small-0', 'small-1'),)))
+        self.assertEqual(1, len(outcome.applied))
+        self.assertEqual([0.5, 0.5], big.vcpu_frac.tolist())
+        self.assertEqual([0.5, 0.5], big.mem_frac.tolist())
+        # back where a socket has room for it: it lands on that socket
+        outcome = sim.apply(cluster.Plan(actions=(cluster.Migrate(
+            big.uuid, 'small-1', 'small-0'),)))
+        self.assertEqual(1, len(outcome.applied))
+        self.assertEqual(1.0, max(big.vcpu_frac))
+
     def test_a_migration_across_cpu_vendors_is_refused(self):
         hardware = {
             'small': {'sockets': 2, 'cores_per_node': 2,
