@@ -317,10 +317,13 @@ def cells_from_report(report):
     rather than taking the node for idle.
     """
     aggregates = {agg.node: agg for agg in report.nodes}
-    loads = aggregate.node_loads(report.topology, report.instances)
-    if not report.instances:
-        loads = {agg.node: (None, None) for agg in report.nodes
-                 if agg.instances}
+    loads = {}
+    if any(agg.cpu_demand is None for agg in report.nodes):
+        # an older agent's report: its instance records, if it has them
+        loads = (aggregate.node_loads(report.topology, report.instances)
+                 if report.instances else
+                 {agg.node: (None, None) for agg in report.nodes
+                  if agg.instances})
     cells = {}
     for node in report.topology.nodes:
         agg = aggregates.get(node.id)
