@@ -7,6 +7,8 @@ without running the demo. Every figure is simulated and labelled so.
 
 import statistics
 
+from contention import swap
+
 LABEL = 'simulated'
 
 
@@ -59,7 +61,11 @@ def build_result(scen, seed, before_view, after_view, before_perf,
                             vms_after=len(ua)))
     common = [v for v in vms if v['perf_before'] is not None
               and v['perf_after'] is not None]
+    change_mean, change_worst = swap.performance_change(
+        {v['name']: v['perf_after'] / v['perf_before'] - 1.0
+         for v in common if v['perf_before'] > 0}, len(common))
     totals = dict(
+        perf_change_mean=change_mean, perf_change_worst=change_worst,
         perf_mean_before=statistics.fmean(v['perf_before'] for v in common),
         perf_mean_after=statistics.fmean(v['perf_after'] for v in common),
         perf_min_before=min(v['perf_before'] for v in common),
@@ -128,7 +134,7 @@ def format_report(result):
             g.get('name'), g.get('value') or 0.0, g.get('unit') or ''))
     lines.append('  efficacy indicators:')
     for ind in plan['indicators']:
-        lines.append('    %-28s %12.4g %s' % (ind['name'], ind['value'],
+        lines.append('    %-36s %10.4g %s' % (ind['name'], ind['value'],
                                               ind['unit'] or ''))
     lines.append('  actions (in order; each runs after the one before):')
     if not plan['actions']:
@@ -171,7 +177,26 @@ def format_report(result):
               % (t['perf_min_before'], t['perf_min_after']),
               '  per-socket LLC-miss spread (CV) %.3f -> %.3f'
               % (t['socket_spread_before'], t['socket_spread_after'])]
+    lines += ['', 'the plan\'s prediction (its efficacy indicators) and '
+              'what the emulated cluster measured [%s]' % LABEL,
+              '  %-44s %10s %10s' % ('', 'predicted', 'measured')]
+    shown = {i['name']: i['value'] for i in plan['indicators']}
+    for name, label, key in PREDICTED:
+        if name in shown:
+            lines.append('  %-44s %+9.1f%% %+9.1f%%'
+                         % (label, shown[name], t[key]))
     return '\n'.join(lines) + '\n'
+
+
+#: (indicator, what it measures, the totals' key of the measurement):
+#: the same reading of the VMs' changes, :func:`contention.swap.
+#: performance_change`, predicted by the plan and measured.
+PREDICTED = (
+    ('predicted_mean_performance_change',
+     'mean change of the VMs\' performance', 'perf_change_mean'),
+    ('predicted_worst_performance_change',
+     'worst change of one VM\'s performance', 'perf_change_worst'),
+)
 
 
 def moved(vm):

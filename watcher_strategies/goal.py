@@ -5,8 +5,11 @@ starting it (Horizon and ``openstack optimize actionplan show`` list
 them): how many instances were audited, how many migrations, swaps and
 re-pins the plan runs, how uneven the per-socket LLC misses are before and
 after (coefficient of variation: standard deviation / mean over every
-socket of the enabled, measured hosts), the predicted gain, and how much
-memory live migration will copy. The global efficacy is the relative
+socket of the enabled, measured hosts), the predicted gain, how much
+memory live migration will copy, and what the plan is predicted to do to
+the instances' performance: on average, and to the one it treats worst
+(the harm check's predictions, :func:`contention.swap.harm.
+predicted_changes`). The global efficacy is the relative
 reduction of that spread, in percent.
 """
 
@@ -28,6 +31,10 @@ class _NonNegative(indicators.IndicatorSpecification):
 
 class _Number(indicators.IndicatorSpecification):
     schema = {'type': 'number'}
+
+
+class _NonPositive(indicators.IndicatorSpecification):
+    schema = {'type': 'number', 'maximum': 0}
 
 
 def _spec(kind, name, description, unit=None):
@@ -64,6 +71,14 @@ INDICATORS = (
      '%'),
     (_NonNegative, 'memory_to_migrate',
      'Memory that live migrations will copy.', 'GB'),
+    (_Number, 'predicted_mean_performance_change',
+     'Predicted change of the instances\' performance, averaged over '
+     'the instances audited (the placement model\'s prediction where '
+     'mix_model values the instance, else the harm check\'s estimate).',
+     '%'),
+    (_NonPositive, 'predicted_worst_performance_change',
+     'Predicted change of the instance the plan treats worst (0 when '
+     'none is predicted to fall).', '%'),
 )
 
 

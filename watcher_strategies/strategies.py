@@ -410,6 +410,10 @@ class ContentionSwapBase(base.BaseStrategy):
             llc_miss_spread_after=float(ind['spread_after']),
             predicted_gain=float(ind['predicted_gain']),
             memory_to_migrate=float(ind['memory_to_migrate_gb']),
+            predicted_mean_performance_change=float(
+                ind['perf_mean_change']),
+            predicted_worst_performance_change=float(
+                ind['perf_min_change']),
         )
         entries, counts = self.skipped_summary()
         for entry in entries:

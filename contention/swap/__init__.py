@@ -26,6 +26,7 @@ from contention.swap.audit import numa_aware
 from contention.swap.audit import REASONS
 from contention.swap.audit import run_audit
 from contention.swap.measure import mix_class
+from contention.swap.measure import performance_change
 from contention.swap.measure import pressure
 from contention.swap.measure import socket_loads
 from contention.swap.measure import spread
@@ -52,7 +53,8 @@ __all__ = [
     'HALF_DONE', 'HOST',
     'InMemoryMoveLog', 'mix_class', 'Move', 'MoveLog', 'moves_of',
     'origin_of',
-    'NUMA_AWARE', 'numa_aware', 'pressure', 'REASONS', 'run_audit',
+    'NUMA_AWARE', 'numa_aware', 'performance_change', 'pressure',
+    'REASONS', 'run_audit',
     'Seen', 'SOCKET', 'socket_loads', 'spread', 'State', 'StoreMoveLog',
     'SwapParameters', 'UNKNOWN',
 ]

@@ -109,10 +109,12 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     # One State of the view, forked by the plan and by the harm check.
     start = state_mod.State(view, thresholds=thresholds)
     undo, left, state = rollback.plan(view, params, move_log, start)
+    predictor = harm.Predictor(mix_values)
     if undo:
         # Measured harm first: this audit only undoes (module rollback).
-        return cluster.Plan(actions=undo, skipped=left,
-                            indicators=indicators(view, state, undo))
+        return cluster.Plan(actions=undo, skipped=left, indicators=indicators(
+            view, state, undo, harm.predicted_changes(
+                view, start, state, undo, predictor)))
     held = rollback.hold(view, move_log, params)
     if held is not view:
         view, start = held, state_mod.State(held, thresholds=thresholds)
@@ -125,15 +127,21 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     spent = (rollback.spent(view, params, move_log) if proposed.actions
              else None)
     checked = harm.check(view, proposed, params, move_log, mix_values,
-                         thresholds, start=start, spent=spent)
-    if checked.actions != proposed.actions:
+                         thresholds, start=start, spent=spent,
+                         predictor=predictor)
+    if checked.actions:
         # The indicators describe the plan Watcher shows, not the moves
-        # the harm check dropped from it.
+        # the harm check dropped from it, and what it predicts for the
+        # instances it touches.
         after = start.fork()
         for action in checked.actions:
             after.apply(action)
         checked = dataclasses.replace(checked, indicators=indicators(
-            view, after, checked.actions))
+            view, after, checked.actions, harm.predicted_changes(
+                view, start, after, checked.actions, predictor)))
+    elif proposed.actions:
+        checked = dataclasses.replace(checked, indicators=indicators(
+            view, start, ()))
     if left:
         checked = dataclasses.replace(checked,
                                       skipped=checked.skipped + left)
@@ -201,8 +209,16 @@ def plan(view, params, algorithm, hurt=(), mix_values=None,
                         reason=None if actions else reason)
 
 
-def indicators(before_view, state, actions):
-    """The plan's efficacy figures (Watcher's goal reports them)."""
+def indicators(before_view, state, actions, changes=None):
+    """The plan's efficacy figures (Watcher's goal reports them).
+
+    ``changes`` ({uuid: predicted relative change of performance},
+    :func:`.harm.predicted_changes`; an instance not in it keeps its
+    performance) give ``perf_mean_change``, the mean over the view's
+    instances, and ``perf_min_change``, the change of the instance the
+    plan is predicted to treat worst (0 when no instance falls), both
+    in %.
+    """
     loads = measure.socket_loads(before_view)
     before = measure.spread(loads.values())
     after = measure.spread(state.socket_loads(loads).values())
@@ -220,8 +236,10 @@ def indicators(before_view, state, actions):
                 repins += 1
             elif isinstance(leg, cluster.CpuQuota):
                 quotas += 1
+    count = len(before_view.instances)
+    mean, worst = measure.performance_change(changes or {}, count)
     return {
-        'instances': float(len(before_view.instances)),
+        'instances': float(count),
         'migrations': float(migrations),
         'swaps': float(swaps),
         'repins': float(repins),
@@ -231,6 +249,8 @@ def indicators(before_view, state, actions):
         'predicted_gain': (100.0 * (before - after) / before
                            if before > 0 else 0.0),
         'memory_to_migrate_gb': memory / 1024.0,
+        'perf_mean_change': mean,
+        'perf_min_change': worst,
     }
 
 

@@ -399,3 +399,20 @@ def unit_mix(state, key):
     host_name, socket = key
     return mixes.mix_of(mix_class(i) for i in state.on_host[host_name].values()
                         if i.socket == socket)
+
+
+def performance_change(changes, count):
+    """(mean, worst) in % of relative changes of instances' performance.
+
+    ``changes`` are {uuid: after / before - 1} of the instances that
+    changed; the others of ``count`` instances kept theirs (0). Mean over
+    all ``count``; worst is the lowest change, or 0 when none falls. The
+    one reading of a plan's effect the goal's indicators predict
+    (:func:`.audit.indicators`) and the demo and ``bench.indicators``
+    measure in the simulator.
+    """
+    if not count:
+        return 0.0, 0.0
+    values = list(changes.values())
+    return (100.0 * sum(values) / count,
+            100.0 * min(0.0, min(values, default=0.0)))

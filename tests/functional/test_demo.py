@@ -57,6 +57,15 @@ class TestDemo(testtools.TestCase):
         self.assertGreater(min(v['perf_after'] for v in vms),
                            min(v['perf_before'] for v in vms))
         self.assertIn('socket_spread_after', result['totals'])
+        # The plan's predicted change of the VMs' performance and the
+        # one measured agree in direction (issue 19 item 4).
+        predicted = {i['name']: i['value']
+                     for i in result['plan']['indicators']}
+        self.assertGreater(predicted['predicted_mean_performance_change'],
+                           0)
+        self.assertGreater(result['totals']['perf_change_mean'], 0)
+        self.assertLessEqual(
+            predicted['predicted_worst_performance_change'], 0)
         # Nova placed every new instance; telemetry went through the store.
         placements = result['nova']['placements']
         self.assertEqual(2, len(placements))

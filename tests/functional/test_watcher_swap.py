@@ -169,6 +169,11 @@ class TestContentionSwapEndToEnd(_EndToEnd):
         self.assertEqual(1, indicators['swaps_count'])
         self.assertLess(indicators['llc_miss_spread_after'],
                         indicators['llc_miss_spread_before'])
+        # What the swap is predicted to do, through Watcher's API.
+        self.assertGreater(indicators['predicted_mean_performance_change'],
+                           0)
+        self.assertLessEqual(
+            indicators['predicted_worst_performance_change'], 0)
         self.assertGreater(plan['global_efficacy'][0]['value'], 0)
         self.assertIn('1 action(s)', plan['status_message'])
 

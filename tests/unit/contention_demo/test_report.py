@@ -28,7 +28,8 @@ def result(actions=()):
         vms=[vm, still],
         sockets=[dict(host='node-0', socket=0, misses_before=40e6,
                       misses_after=20e6, vms_before=2, vms_after=1)],
-        totals=dict(perf_mean_before=0.7, perf_mean_after=0.85,
+        totals=dict(perf_change_mean=30.0, perf_change_worst=0.0,
+                    perf_mean_before=0.7, perf_mean_after=0.85,
                     perf_min_before=0.5, perf_min_after=0.8,
                     socket_spread_before=0.9, socket_spread_after=0.3),
         plan=dict(uuid='plan-1', state='RECOMMENDED', status_message='1 '
@@ -37,7 +38,11 @@ def result(actions=()):
                       unit='%')],
                   actions=list(actions),
                   indicators=[dict(name='swaps_count', value=1.0,
-                                   unit=None, description='')]),
+                                   unit=None, description=''),
+                              dict(name='predicted_mean_performance_change',
+                                   value=12.5, unit='%', description=''),
+                              dict(name='predicted_worst_performance_change',
+                                   value=-2.0, unit='%', description='')]),
         applied=len(actions), rejected=[])
 
 
@@ -56,6 +61,11 @@ class TestFormat(testtools.TestCase):
         self.assertIn('0.700 -> 0.850 (+21.4 %)', text)
         self.assertIn('0.900 -> 0.300', text)
         self.assertIn('40.0 -> 20.0', text)
+        # Prediction and measurement side by side, on the same measures.
+        self.assertRegex(text, r"mean change of the VMs' performance +"
+                               r"\+12\.5% +\+30\.0%")
+        self.assertRegex(text, r"worst change of one VM's performance +"
+                               r"-2\.0% +\+0\.0%")
 
     def test_moved_vms_are_marked(self):
         lines = report.format_report(result()).splitlines()

@@ -110,6 +110,14 @@ class TestCacheAwareSwap(_StrategyTest):
         self.assertLess(indicators['llc_miss_spread_after'],
                         indicators['llc_miss_spread_before'])
         self.assertEqual(4.0, indicators['memory_to_migrate'])
+        # The swap relieves the hot host's instances; none is predicted
+        # to fall past the harm bound.
+        self.assertGreater(indicators['predicted_mean_performance_change'],
+                           0)
+        self.assertGreaterEqual(
+            indicators['predicted_worst_performance_change'], -5.0)
+        self.assertLessEqual(
+            indicators['predicted_worst_performance_change'], 0.0)
         glob = solution.global_efficacy[0]
         self.assertEqual('llc_miss_spread_reduction', glob['name'])
         self.assertGreater(glob['value'], 0)

@@ -236,6 +236,86 @@ class TestUnsureModel(testtools.TestCase):
         self.assertGreater(values.abstentions, 0)
 
 
+class TestPredictedChanges(testtools.TestCase):
+    """What the plan predicts for each instance (the goal's indicators)."""
+
+    # 'c', cache-bound, shares socket 0 with a streamer 'h'; a light VM
+    # 'l' is alone on socket 1; 'o' on host 'b' is not touched.
+    def _view(self):
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('c', 'a', 20 * M, socket=0, mf=0.5, mpki=2.0, ipc=1.0,
+                 image_id='c', flavor='f', remote_memory_ratio=0.0),
+            v.vm('h', 'a', 60 * M, socket=0, mf=0.9, mpki=30.0, ipc=0.5,
+                 image_id='h', flavor='f', remote_memory_ratio=0.0),
+            v.vm('l', 'a', 1 * M, socket=1, mf=0.3, mpki=0.5, ipc=1.5,
+                 image_id='l', flavor='f', remote_memory_ratio=0.0),
+            v.vm('o', 'b', 30 * M, socket=0, image_id='h', flavor='f')])
+
+    def _changes(self, actions, mix_values=None, view=None):
+        view = view or self._view()
+        start = state_mod.State(view)
+        after = start.fork()
+        for action in actions:
+            after.apply(action)
+        return harm.predicted_changes(view, start, after, actions,
+                                      harm.Predictor(mix_values))
+
+    def test_the_estimate_signs_every_touched_instance(self):
+        changes = self._changes((cluster.Repin('c', 'a', 1,
+                                               move_memory=True),))
+        self.assertEqual({'c', 'h', 'l'}, set(changes))
+        # c leaves the streamer, h loses a co-runner, l gains one.
+        self.assertGreater(changes['c'], 0)
+        self.assertGreater(changes['h'], 0)
+        self.assertLess(changes['l'], 0)
+
+    def test_memory_left_behind_counts_against_the_instance(self):
+        with_memory = self._changes((cluster.Repin('c', 'a', 1,
+                                                   move_memory=True),))
+        without = self._changes((cluster.Repin('c', 'a', 1,
+                                               move_memory=False),))
+        # All of c's misses go remote: 0.3 x its sensitivity (MF 0.5).
+        self.assertAlmostEqual(with_memory['c'] - 0.15, without['c'])
+
+    def test_the_model_predicts_where_it_values_the_instance(self):
+        view = self._view()
+        values = mix_values_for(view)
+        changes = self._changes((cluster.Repin('c', 'a', 1,
+                                               move_memory=False),),
+                                values, view)
+        predictor = harm.Predictor(values)
+        start = state_mod.State(view)
+        after = start.fork()
+        after.apply(cluster.Repin('c', 'a', 1, move_memory=False))
+        now = predictor.perf(after, after.inst['c'])[0]
+        then = predictor.perf(start, start.inst['c'])[0]
+        # The model's ratio, slowed by the misses left remote.
+        self.assertAlmostEqual(now * (1 - 0.15) / then - 1, changes['c'])
+
+    def test_reading_the_predictions_again_counts_no_abstention(self):
+        view = self._view()
+        values = mixes.MixValues(UnsureCrowdModel(), mixes.class_profiles(
+            view.instances, measure.mix_class))
+        changes = self._changes((cluster.Migrate('o', 'b', 'a', 1),),
+                                values, view)
+        self.assertIn('l', changes)
+        self.assertEqual(0, values.abstentions)
+
+    def test_indicators_read_mean_and_worst(self):
+        self.assertEqual((0.0, 0.0), swap.performance_change({}, 0))
+        self.assertEqual((2.5, 0.0), swap.performance_change(
+            {'a': 0.1}, 4))
+        mean, worst = swap.performance_change({'a': 0.2, 'b': -0.04}, 4)
+        self.assertAlmostEqual(4.0, mean)
+        self.assertAlmostEqual(-4.0, worst)
+        plan = swap.run_audit(self._view(), dataclasses.replace(
+            PARAMS, threshold=1 * M, min_predicted_gain=0.0,
+            migration_cost_per_gib=0.0), algorithm=swap.NUMA_AWARE)
+        self.assertTrue(plan.actions)
+        self.assertGreater(plan.indicators['perf_mean_change'], 0)
+        self.assertLessEqual(plan.indicators['perf_min_change'], 0)
+
+
 #: TestCpuShare's instances: CPU-bound, 0.05 LLC accesses per
 #: kilo-instruction (MPKI / MF), so their sensitivity is their MF
 #: (measure.cache_reuse) and the co-runner rule leaves the CPU rule seen.
@@ -919,6 +999,11 @@ class TestEveryPlan(testtools.TestCase):
             counted['migrations'] += isinstance(leg, cluster.Migrate)
             counted['repins'] += isinstance(leg, cluster.Repin)
         self.assertEqual(counted, {k: plan.indicators[k] for k in counted})
+        # The plan's own prediction, as the goal reports it, keeps every
+        # instance within the larger bound.
+        self.assertGreaterEqual(
+            plan.indicators['perf_min_change'],
+            -100 * max(params.max_vm_harm, params.max_latency_harm) - 1e-6)
         state = state_mod.State(view)
         for leg in legs_of(plan):
             if isinstance(leg, cluster.CpuQuota):
