@@ -105,8 +105,8 @@ def summary(rows):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--clusters', type=int, default=60,
-                        help='small generated clusters (default 60)')
+    parser.add_argument('--clusters', type=int, default=100,
+                        help='small generated clusters (default 100)')
     parser.add_argument('--seed', type=int, default=19,
                         help='family seed (default 19, the evaluation\'s)')
     parser.add_argument('--jobs', type=int, default=os.cpu_count())
@@ -115,9 +115,10 @@ def main(argv=None):
     print('[simulated] first audit of %d generated clusters (family seed '
           '%d): predicted against measured change, %%'
           % (len(family), args.seed))
-    print('| policy | plans | mean: same direction | opposite | mean |err| '
-          '| median |err| | bias | corr | worst: mean |err| | worst fell '
-          '> 1 pt more than predicted |')
+    print()
+    print('| policy | plans | mean: same direction | opposite | mean: mean '
+          'abs. error | median abs. error | bias | corr | worst: mean abs. '
+          'error | worst fell > 1 pt more than predicted |')
     print('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     with multiprocessing.Pool(args.jobs) as pool:
         for policy, victim in POLICIES:

@@ -24,7 +24,8 @@ from importlib import metadata
 #: Areas in the order doc/benchmarks.md presents them; an area is the
 #: module bench/<area>.py or the package bench/<area>/, and only the areas
 #: that exist are run.
-ORDER = ('agent', 'store', 'sim', 'sim_scale', 'corun', 'fidelity', 'watcher', 'nova',
+ORDER = ('agent', 'store', 'sim', 'sim_scale', 'corun', 'fidelity', 'watcher',
+         'indicators', 'nova',
          'placement', 'evaluation')
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 AREAS = tuple(area for area in ORDER
