@@ -462,7 +462,9 @@ class CacheAwareSwap(ContentionSwapBase):
     more than ``threshold``, then gives capped instances that use what
     they are allocated more CPU where free cores allow (Merlin).
     Every plan passes the harm check (``max_vm_harm``,
-    ``max_latency_harm``) before Watcher sees it.
+    ``max_latency_harm``) before Watcher sees it; its efficacy
+    indicators include the harm check's predicted change of the
+    instances' performance, on average and for the one it treats worst.
 
     *Requirements*
 

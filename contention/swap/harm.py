@@ -25,11 +25,12 @@ exchange, later actions of the same instance):
 * ``harm_bound``: an action after which an instance's predicted
   performance (the model's, slowed by the share of its misses the plan
   leaves on another socket's memory, which the model does not see:
-  :func:`_model_perf`) is more than ``max_vm_harm`` (``max_latency_harm``
-  for a latency service) below its value before the plan; where the model does
-  not value the instance (no profile for its class, or the model is
-  unsure of the row: :mod:`contention.perfmodel.confidence`, counted in
-  the mix values' ``abstentions``), an action after which the co-runner
+  :func:`_model_perf`) is more than ``max_vm_harm``
+  (``max_latency_harm`` for a latency service) below its value before
+  the plan; where the model does not value the instance (no profile for
+  its class, or the model is unsure of the row:
+  :mod:`contention.perfmodel.confidence`, counted in the mix values'
+  ``abstentions``), an action after which the co-runner
   LLC misses it faces, its share of the CPU it wants or the share of its
   own misses left on another socket's memory move by more than the bound
   allows, each or together (:meth:`_Walk.estimate_harm`,
@@ -1089,8 +1090,8 @@ def predicted_changes(view, start, state, actions, predictor):
     ``start`` (a State of ``view``, before the plan) to ``state`` (after
     it); the others keep their performance (0, left out). The goal's
     efficacy indicators report their mean and their minimum
-    (:func:`contention.swap.audit.indicators`), the same measures the
-    evaluation reads in the simulator. Each change is
+    (:func:`contention.swap.audit.indicators`), as the demo and
+    ``bench.indicators`` measure them in the simulator. Each change is
     :func:`_predicted_change`. ``predictor`` is the harm check's
     (:class:`Predictor`), read again, counting nothing.
     """
@@ -1123,9 +1124,10 @@ def _predicted_change(state, inst, before, baseline, predictor):
     (:func:`_remote_slowdown`) and the change of the co-runner LLC misses
     it faces (:func:`measure.co_load_slowdown`, at the rate the plan's
     repairs speed its co-runners up to, on its expected socket where the
-    host chooses it). The estimates bound causes and
-    are not calibrated to performance (:func:`measure.co_load_slowdown`):
-    the figure is an estimate, not a measurement, and is never below -1.
+    host chooses it). The estimates bound causes and are not calibrated
+    to performance (:func:`measure.co_load_slowdown`): the figure is an
+    estimate, cautious on the generated clusters (``bench.indicators``),
+    and never below -1.
     """
     found = _model_perf(predictor, state, inst, baseline.state, before)
     if found is not None:

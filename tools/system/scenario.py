@@ -187,8 +187,12 @@ def scenario(st, checks):
                         plan is not None):
         return
     indicators = plan.get('Efficacy indicators') or []
-    checks.check('actionplan show has the efficacy indicators',
-                 len(indicators) >= 8, json.dumps(indicators)[:300])
+    shown = json.dumps(indicators)
+    checks.check('actionplan show has the efficacy indicators, the '
+                 'predicted change of performance among them',
+                 len(indicators) >= 10
+                 and 'predicted_worst_performance_change' in shown,
+                 shown[:300])
     swaps = [a for a in actions if action_type(a) == 'contention_swap']
     checks.check('the plan proposes a contention_swap', bool(swaps),
                  [action_type(a) for a in actions])
