@@ -109,12 +109,11 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     # One State of the view, forked by the plan and by the harm check.
     start = state_mod.State(view, thresholds=thresholds)
     undo, left, state = rollback.plan(view, params, move_log, start)
-    predictor = harm.Predictor(mix_values)
     if undo:
         # Measured harm first: this audit only undoes (module rollback).
         return cluster.Plan(actions=undo, skipped=left, indicators=indicators(
             view, state, undo, harm.predicted_changes(
-                view, start, state, undo, predictor)))
+                view, start, state, undo, harm.Predictor(mix_values))))
     held = rollback.hold(view, move_log, params)
     if held is not view:
         view, start = held, state_mod.State(held, thresholds=thresholds)
@@ -126,22 +125,20 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     # only for a plan that has actions to judge.
     spent = (rollback.spent(view, params, move_log) if proposed.actions
              else None)
-    checked = harm.check(view, proposed, params, move_log, mix_values,
-                         thresholds, start=start, spent=spent,
-                         predictor=predictor)
-    if checked.actions:
+    checked, changes = harm.check_and_predict(
+        view, proposed, params, move_log, mix_values, thresholds,
+        start=start, spent=spent)
+    if checked.actions != proposed.actions:
         # The indicators describe the plan Watcher shows, not the moves
-        # the harm check dropped from it, and what it predicts for the
-        # instances it touches.
+        # the harm check dropped from it.
         after = start.fork()
         for action in checked.actions:
             after.apply(action)
-        checked = dataclasses.replace(checked, indicators=indicators(
-            view, after, checked.actions, harm.predicted_changes(
-                view, start, after, checked.actions, predictor)))
-    elif proposed.actions:
-        checked = dataclasses.replace(checked, indicators=indicators(
-            view, start, ()))
+        shown = indicators(view, after, checked.actions, changes)
+    else:
+        shown = dict(checked.indicators,
+                     **performance(changes, len(view.instances)))
+    checked = dataclasses.replace(checked, indicators=shown)
     if left:
         checked = dataclasses.replace(checked,
                                       skipped=checked.skipped + left)
@@ -237,8 +234,7 @@ def indicators(before_view, state, actions, changes=None):
             elif isinstance(leg, cluster.CpuQuota):
                 quotas += 1
     count = len(before_view.instances)
-    mean, worst = measure.performance_change(changes or {}, count)
-    return {
+    return dict({
         'instances': float(count),
         'migrations': float(migrations),
         'swaps': float(swaps),
@@ -249,9 +245,18 @@ def indicators(before_view, state, actions, changes=None):
         'predicted_gain': (100.0 * (before - after) / before
                            if before > 0 else 0.0),
         'memory_to_migrate_gb': memory / 1024.0,
-        'perf_mean_change': mean,
-        'perf_min_change': worst,
-    }
+    }, **performance(changes or {}, count))
+
+
+def performance(changes, count):
+    """The indicators of what a plan is predicted to do to performance.
+
+    ``perf_mean_change`` and ``perf_min_change`` (%) of ``changes``
+    ({uuid: predicted relative change}) over ``count`` instances
+    (:func:`.measure.performance_change`).
+    """
+    mean, worst = measure.performance_change(changes, count)
+    return {'perf_mean_change': mean, 'perf_min_change': worst}
 
 
 def cache_aware(view, params=params_mod.SwapParameters(), hurt=(),
