@@ -755,8 +755,21 @@ def _model_perf(predictor, state, inst, base, before):
 
 
 def _touched_instances(state, keys):
-    return [i for host, socket in keys
+    """The instances on the (host, socket) ``keys``, in a fixed order.
+
+    Sorted by key: the check stops at the first instance harmed, so the
+    order decides which one its reason names, which predictions are
+    asked (abstentions are counted) and whom a step leaned on; a set's
+    order changes with each process's string hashing (the model check's
+    abstentions on epyc-nps4 were 40 or 120 by ``PYTHONHASHSEED``).
+    """
+    return [i for host, socket in sorted(keys, key=_key_order)
             for i in state.on_host[host].values() if i.socket == socket]
+
+
+def _key_order(key):
+    host, socket = key
+    return host, -1 if socket is None else socket
 
 
 class Baseline:

@@ -316,6 +316,21 @@ class TestPredictedChanges(testtools.TestCase):
         self.assertLessEqual(plan.indicators['perf_min_change'], 0)
 
 
+class TestOrder(testtools.TestCase):
+    """What the check reads first does not depend on string hashing."""
+
+    def test_touched_instances_come_in_key_order(self):
+        view = v.view([v.host('b'), v.host('a')], [
+            v.vm('b1', 'b', 1 * M, socket=1), v.vm('a0', 'a', 1 * M),
+            v.vm('b0', 'b', 1 * M), v.vm('a1', 'a', 1 * M, socket=1)])
+        state = state_mod.State(view)
+        keys = [('b', 1), ('a', 1), ('b', 0), ('a', 0)]
+        for order in (keys, keys[::-1]):
+            self.assertEqual(
+                ['a0', 'a1', 'b0', 'b1'],
+                [i.uuid for i in harm._touched_instances(state, order)])
+
+
 #: TestCpuShare's instances: CPU-bound, 0.05 LLC accesses per
 #: kilo-instruction (MPKI / MF), so their sensitivity is their MF
 #: (measure.cache_reuse) and the co-runner rule leaves the CPU rule seen.
