@@ -57,6 +57,19 @@ class SimInstance:
         return self.profile.demand_at(t + self.phase_offset)
 
 
+def _rows(insts, attr, width):
+    """(I, width) array of each instance's ``attr`` vector, zero-padded.
+
+    Hosts have different node counts; the solver's arrays are as wide as
+    the widest host.
+    """
+    out = np.zeros((len(insts), width))
+    for row, inst in zip(out, insts):
+        vec = getattr(inst, attr)
+        row[:len(vec)] = vec
+    return out
+
+
 def yardstick_index(hosts):
     """The index of the host whose class means performance 1, or None.
 
@@ -135,12 +148,23 @@ class ClusterState(object):
         ``numa_nodes``) every usable node of the socket.
         """
         model = self.hosts[host].model
-        frac = np.zeros(model.n_nodes)
-        idx = list(self.flavor_nodes(host, socket, inst))
+        if getattr(getattr(inst, 'profile', None), 'numa_nodes', None):
+            return self._spread_over(host, socket,
+                                     self.flavor_nodes(host, socket, inst))
+        # The socket's own nodes: asked for every composition the oracle
+        # evaluates, so cached on the (frozen) model.
+        cache = model.__dict__.setdefault('_socket_spread', {})
+        if socket not in cache:
+            cache[socket] = self._spread_over(
+                host, socket, self.flavor_nodes(host, socket))
+        return cache[socket].copy()
+
+    def _spread_over(self, host, socket, idx):
         if not idx:
             raise ValueError('host %s has no usable node on socket %s'
                              % (self.hosts[host].name, socket))
-        frac[idx] = 1.0 / len(idx)
+        frac = np.zeros(self.hosts[host].model.n_nodes)
+        frac[list(idx)] = 1.0 / len(idx)
         return frac
 
     def nodes_frac(self, host, nodes):
@@ -353,8 +377,7 @@ class ClusterState(object):
         if not insts:
             return out
         hosts = np.array([i.host for i in insts], dtype=int)
-        frac = np.array([np.pad(i.vcpu_frac, (0, w - len(i.vcpu_frac)))
-                         for i in insts])
+        frac = _rows(insts, 'vcpu_frac', w)
         out = np.einsum('in,ind->id', frac, self._split[hosts])
         dedicated = [j for j, i in enumerate(insts)
                      if i.profile.cpu_policy == 'dedicated']
@@ -403,12 +426,6 @@ class ClusterState(object):
         insts = self.instances if instances is None else instances
         w = self.width
         n = len(insts)
-
-        def pad(vec):
-            out = np.zeros(w)
-            out[:len(vec)] = vec
-            return out
-
         prof = [i.profile for i in insts]
 
         def arr(fn):
@@ -420,8 +437,7 @@ class ClusterState(object):
             inst_host=np.array([i.host for i in insts], dtype=int),
             vcpus=arr(lambda x: x.vcpus),
             vcpu_frac=self._dom_frac(insts),
-            mem_frac=(np.array([pad(i.mem_frac) for i in insts])
-                      if n else np.zeros((0, w))),
+            mem_frac=_rows(insts, 'mem_frac', w),
             base_cpi=arr(lambda x: x.base_cpi),
             apki=arr(lambda x: x.llc_apki),
             mr_min=arr(lambda x: x.mr_min), mr_max=arr(lambda x: x.mr_max),
