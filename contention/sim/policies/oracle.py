@@ -238,8 +238,11 @@ class OraclePolicy(policy.Policy):
                 for n in range(count):
                     quota = (proto.quota if quotas is None
                              else quotas[k][j][n])
+                    # one uuid each: the state keys its members, free
+                    # cores and pinned CPUs by uuid
                     inst = state_mod.SimInstance(
-                        uuid='%d-%d' % (k, j), name='', profile=proto.profile,
+                        uuid='%d-%d-%d' % (k, j, n), name='',
+                        profile=proto.profile,
                         quota=quota, phase_offset=proto.phase_offset)
                     tmp.add(inst)
                     tmp.place(inst, k, s0)

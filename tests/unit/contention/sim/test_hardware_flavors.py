@@ -196,6 +196,20 @@ class TestLiveMigration(base.BaseTestCase):
         result = simulator.run('full-hosts', 'oracle', epochs=2)
         self.assertEqual(0, result.rejected_actions)
 
+    def test_reference_evaluates_each_instance_of_a_class_apart(self):
+        # four 8-vCPU numa_nodes=1 VMs of one class on a socket of four
+        # 16-core nodes: Nova gives each its own node, and so must the
+        # compositions the reference values
+        sim = _epyc([{'profile': 's', 'host': 'epyc-0', 'nodes': [k]}
+                     for k in range(4)], {'s': STREAM})
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        t = orc.decision_time()
+        keys, members = orc._classes(t)
+        self.assertEqual([4], [len(m) for m in members])
+        value = orc._evaluate(keys, members, [(4,)], 0, 0, t).sum()
+        self.assertAlmostEqual(sum(sim.performance().values()), value, 3)
+
 
 class TestReferenceAtScale(base.BaseTestCase):
 
