@@ -8,7 +8,7 @@ their cores with single- to 8-vCPU instances of the Ahn profile library
 a few epochs, timing the run (placement, solving, decisions, applying)
 and printing the markdown table kept in ``doc/benchmarks.md``. The
 best-known reference (``oracle``) cannot search this exactly, so it runs
-its time-bounded local search (``search_s`` seconds an audit).
+its local search, bounded in tries and compositions solved an audit.
 
 All performance figures are simulated; the times are real wall-clock
 times on the machine that ran it.

@@ -1114,7 +1114,7 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
          'is (perf - none) / (best-known - none), where best-known is the '
          'best mean any row reached on that cluster (the `oracle` row, the '
          'simulator\'s best-known reference, is exact only where it can '
-         'prove it and a time-bounded search elsewhere, so another row can '
+         'prove it and a bounded search elsewhere, so another row can '
          'pass it; its own row shows how often), n/a where the '
          'best-known gain is under %s of `none`\'s mean (issue 19: '
          'there the target is to lose nothing and move nothing that does '

@@ -226,7 +226,7 @@ class TestReferenceAtScale(base.BaseTestCase):
                 'instances': [{'profile': names[k % len(names)],
                                'name': 'vm%d' % k} for k in range(1013)]}
         sim = simulator.Simulator(scenario.from_dict(data, 'big'))
-        ref = oracle.OraclePolicy(search_s=0.5)
+        ref = oracle.OraclePolicy(search_tries=1000)
         ref.bind(sim)
         found, why = ref.search(ref.decision_time())
         self.assertIsNone(found)

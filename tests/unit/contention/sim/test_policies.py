@@ -157,7 +157,7 @@ class TestOracle(base.BaseTestCase):
         }, 'two-vendors.yaml')
         sim = simulator.Simulator(scen)
         vendor = {h.name: h.cpu_vendor for h in sim.view().hosts}
-        orc = oracle.OraclePolicy(search_s=0.5)
+        orc = oracle.OraclePolicy(search_tries=1000)
         orc.bind(sim)
         plan = orc.rebalance(sim.view(), None)
         legs = [leg for a in plan.actions
@@ -312,3 +312,24 @@ class TestOracle(base.BaseTestCase):
         self.assertLessEqual(found, exact + 1e-3)
         self.assertGreaterEqual(found + bound, exact)
         self.assertIn('balanced deal', orc.notes[-1])
+
+    def _local_search(self, **budget):
+        sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
+        self.useFixture(fixtures.MockPatchObject(oracle, 'MAX_STATES', 100))
+        orc = oracle.OraclePolicy(**budget)
+        orc.bind(sim)
+        return orc._local_search(orc.decision_time())
+
+    def test_the_best_known_search_is_bounded_by_counts_not_time(self):
+        # the same budget finds the same placement on any machine and run
+        first, again = self._local_search(), self._local_search()
+        self.assertEqual(first['assignment'], again['assignment'])
+        self.assertEqual(first['value'], again['value'])
+        # with no tries it keeps its start, the better of the current
+        # placement and the deal; more tries find no worse
+        start = self._local_search(search_tries=0)['value']
+        some = self._local_search(search_tries=50)['value']
+        self.assertLessEqual(start, some)
+        self.assertLessEqual(some, first['value'])
+        # no composition solved beyond the start: the tries stop at once
+        self.assertEqual(start, self._local_search(search_solves=0)['value'])
