@@ -89,6 +89,12 @@ MAX_COMPOSITIONS = 20000
 #: composition is a socket solved once; beyond this the search would take
 #: minutes, so the local search runs instead).
 MAX_EVALUATED = 200000
+#: Most steps of the exact search's dynamic programme (states x socket
+#: compositions x sockets; a few ns each, so about 20 CPU s an audit):
+#: beyond, the local search runs instead. Clusters over it (a 9-host one
+#: had 650,025 states, 4,510 compositions, 18 sockets) took more than two
+#: minutes an audit and were left out of the evaluation instead.
+MAX_DP_STEPS = 5 * 10 ** 9
 #: Budget of the local search an audit (:meth:`OraclePolicy.
 #: _local_search`): tries, and socket compositions solved (the costly
 #: part of a try; a cluster of many kinds of socket solves one almost
@@ -343,14 +349,16 @@ class OraclePolicy(policy.Policy):
         if sum(sum(c) for c in comps) > MAX_EVALUATED:
             return None, ('more than %d instances to solve over the socket '
                           'compositions' % MAX_EVALUATED)
-        if n_states > MAX_STATES:
+        if (n_states > MAX_STATES
+                or n_states * len(comps) * len(slots) > MAX_DP_STEPS):
             per_class = self._evaluate(keys, members, comps, h0, s0, t)
             comp_arr = np.array(comps, dtype=float)
             with np.errstate(divide='ignore', invalid='ignore'):
                 each = np.where(comp_arr > 0, per_class / comp_arr, -np.inf)
             self._bound = float(np.dot(counts, each.max(axis=0)))
-            return None, ('%d states is too many for the exact search'
-                          % n_states)
+            return None, ('%d states x %d compositions x %d sockets is '
+                          'too many for the exact search'
+                          % (n_states, len(comps), len(slots)))
         memo_key = (tuple(keys), tuple(counts), len(slots))
         if memo_key in self._memo:
             assignment, total, quotas, exact = self._memo[memo_key]
@@ -369,6 +377,11 @@ class OraclePolicy(policy.Policy):
         radix = np.cumprod([1] + [c + 1 for c in counts[:-1]])
         digits = (np.arange(n_states)[:, None] // radix[None, :]) % (
             np.array(counts) + 1)[None, :]
+        # at_least[j][v]: the states holding at least v of class j, so a
+        # composition's feasible states are an AND of one mask per class
+        at_least = [[digits[:, j] >= v for v in range(count + 1)]
+                    for j, count in enumerate(counts)]
+        del digits
         comp_arr = np.array(comps)
         comp_code = comp_arr @ radix
         best = np.full(n_states, -np.inf)
@@ -378,7 +391,10 @@ class OraclePolicy(policy.Policy):
             nxt = np.full(n_states, -np.inf)
             arg = np.full(n_states, -1)
             for c, (code, vec) in enumerate(zip(comp_code, comp_arr)):
-                ok = np.all(digits >= vec, axis=1)
+                ok = np.ones(n_states, dtype=bool)
+                for j, v in enumerate(vec):
+                    if v:
+                        ok &= at_least[j][v]
                 idx = np.nonzero(ok)[0]
                 cand = value[c] + best[idx - code]
                 better = cand > nxt[idx]
