@@ -313,6 +313,23 @@ class TestOracle(base.BaseTestCase):
         self.assertGreaterEqual(found + bound, exact)
         self.assertIn('balanced deal', orc.notes[-1])
 
+    def test_too_many_steps_of_the_exact_search_gives_the_local_one(self):
+        sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
+        orc = oracle.OraclePolicy()
+        orc.bind(sim)
+        t = orc.decision_time()
+        self.assertIsNotNone(orc.search(t)[0])
+        self.useFixture(fixtures.MockPatchObject(oracle, 'MAX_DP_STEPS', 1))
+        orc.bind(sim)
+        found, why = orc.search(t)
+        self.assertIsNone(found)
+        self.assertIn('compositions', why)
+        self.assertIn('too many for the exact search', why)
+        plan = orc.rebalance(sim.view(), None)
+        self.assertTrue(plan.actions)
+        self.assertEqual((), sim.apply(plan).rejected)
+        self.assertIn('local search', orc.notes[-1])
+
     def _local_search(self, **budget):
         sim = simulator.Simulator('ahn-wl1', placement_policy='worst')
         self.useFixture(fixtures.MockPatchObject(oracle, 'MAX_STATES', 100))
