@@ -1019,6 +1019,8 @@ class TestEveryPlan(testtools.TestCase):
         self.assertGreaterEqual(
             plan.indicators['perf_min_change'],
             -100 * max(params.max_vm_harm, params.max_latency_harm) - 1e-6)
+        # Nor does that prediction lower the mean.
+        self.assertGreaterEqual(plan.indicators['perf_mean_change'], -1e-6)
         state = state_mod.State(view)
         for leg in legs_of(plan):
             if isinstance(leg, cluster.CpuQuota):
