@@ -71,7 +71,11 @@ would pass a migration the model says lowers the instances it values,
 where the estimates of those it is unsure of rise more (the strategy's
 model-file unit test). On the generated families (seeds 19, 61, 67, 83)
 both together changed 5 of 1,696 runs of our rows: means higher (or,
-on one, 0.01 % lower), 4 with fewer migrations, no VM past the bound. The per-instance
+on one, 0.01 % lower), 4 with fewer migrations, no VM past the bound.
+The price is the estimates' caution: on the arrival variants of
+ahn-wl2 and ahn-wl4 (``bench.evaluation``) they predict cache_aware_swap's
+migrations at -0.10 % of the mean (two tonto VMs -4 % each), which the
+simulator measures at +0.4 % and +1.4 %, and those stay out. The per-instance
 prediction is the placement model's (paper 003, sections 5-7: an
 instance's normalised performance beside its socket's co-runners); where
 it knows no class for an instance, or is unsure of its row, the check
