@@ -72,10 +72,12 @@ where the estimates of those it is unsure of rise more (the strategy's
 model-file unit test). On the generated families (seeds 19, 61, 67, 83)
 both together changed 5 of 1,696 runs of our rows: means higher (or,
 on one, 0.01 % lower), 4 with fewer migrations, no VM past the bound.
-The price is the estimates' caution: on the arrival variants of
-ahn-wl2 and ahn-wl4 (``bench.evaluation``) they predict cache_aware_swap's
-migrations at -0.10 % of the mean (two tonto VMs -4 % each), which the
-simulator measures at +0.4 % and +1.4 %, and those stay out. The per-instance
+It also keeps out cache_aware_swap's migrations on the arrival
+variants of ahn-wl2 and ahn-wl4 (``bench.evaluation``), predicted at
+-0.10 % of the mean (the two tonto VMs moved, 4 % slower each): on
+ahn-wl4 they measured 0.7 % slower each, and the run's +1.4 % came
+from where later arrivals landed on the room the move left (two
+libquantum VMs off a crowded host), which no audit foresees. The per-instance
 prediction is the placement model's (paper 003, sections 5-7: an
 instance's normalised performance beside its socket's co-runners); where
 it knows no class for an instance, or is unsure of its row, the check
