@@ -63,8 +63,8 @@ instance, the harm check's estimates elsewhere. The other is the
 placement model's mean over the instances it values (the instances it
 is unsure of left out), or without a model the audit's own contention
 estimate (:func:`measure.pressure` and the misses reaching remote
-memory), which must not rise. The second alone passed, on a held-out
-generated cluster, a migration the goal itself reported at -0.10 %:
+memory), which must not rise. The second alone passed a migration the
+goal itself reported at -0.10 % (``gen-medium-003`` of family seed 83):
 the estimate counts LLC misses, not the CPU share the moved VM lost; it
 measured -0.09 % with that VM 5.9 % slower (simulated). The first alone
 would pass a migration the model says lowers the instances it values,

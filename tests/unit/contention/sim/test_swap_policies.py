@@ -15,6 +15,7 @@ from contention.perfmodel import mixes
 from contention.perfmodel import models
 from contention.perfmodel import train
 from contention import policy
+from contention.sim import generate
 from contention.sim import simulator
 from contention.sim import training
 from contention.sim.policies import swap as swap_policies
@@ -274,7 +275,6 @@ class TestNoPlanPredictedToLowerTheMean(testtools.TestCase):
     """
 
     def test_every_audit_of_a_generated_cluster(self):
-        from contention.sim import generate
         spec, seed, name = [i for i in generate.family(83, 100, 6, 0, 5)
                             if i[2] == 'gen-medium-003'][0]
         sim = simulator.Simulator(generate.scenario(spec, seed, name))
