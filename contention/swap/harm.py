@@ -804,6 +804,10 @@ class Baseline:
         self._on_host = None
         #: {(host, socket): {uuid: busy vCPUs wanted}}, filled as read.
         self._wanted = {}
+        #: {uuid: :meth:`co_load`}, {(host, socket): :meth:`core_overflow`}:
+        #: every step of every walk reads them again.
+        self._co_load = {}
+        self._overflow = {}
 
     @property
     def on_host(self):
@@ -813,6 +817,25 @@ class Baseline:
             for inst in self.view.instances:
                 self._on_host.setdefault(inst.host, []).append(inst)
         return self._on_host
+
+    def co_load(self, before):
+        """:func:`measure.co_load` of ``before``, an instance before the plan."""
+        found = self._co_load.get(before.uuid)
+        if found is None:
+            found = self._co_load[before.uuid] = measure.co_load(
+                self.on_host.get(before.host, ()), before,
+                self.state.hosts[before.host], self.state.socket_weight)
+        return found
+
+    def core_overflow(self, host, socket):
+        """:func:`measure.core_overflow` of a socket before the plan."""
+        key = (host, socket)
+        found = self._overflow.get(key)
+        if found is None:
+            found = self._overflow[key] = measure.core_overflow(
+                self.on_host.get(host, ()), self.state.hosts[host], socket,
+                self.wanted_cpu)
+        return found
 
     def wanted_cpu(self, inst):
         """Busy vCPUs ``inst`` wants, as measured where it was.
@@ -866,9 +889,8 @@ def _co_loads(state, inst, before, baseline, repaired=False):
     ``repaired`` instance (see :func:`_co_load_harm`) now is what it
     faced plus what the plan's migrations bring onto its host.
     """
-    then = measure.co_load(baseline.on_host.get(before.host, ()), before,
-                           state.hosts[before.host], state.socket_weight)
-    rate = _repaired_rate(state, baseline, before)
+    then = baseline.co_load(before)
+    rate, key = _repaired_rate(state, baseline, before)
     if repaired:
         arrived = [o for o in state.on_host[inst.host].values()
                    if o.uuid == inst.uuid
@@ -877,12 +899,12 @@ def _co_loads(state, inst, before, baseline, repaired=False):
                                      state.socket_weight, worst=True,
                                      rate=rate)
     else:
-        now = state.co_load(inst, worst=True, rate=rate)
+        now = state.co_load(inst, worst=True, rate=rate, rate_key=key)
     return then, now
 
 
 def _repaired_rate(state, baseline, beside):
-    """A co-runner's LLC misses/s as ``beside`` will face it.
+    """(rate, key): a co-runner's LLC misses/s as ``beside`` will face it.
 
     As measured, unless the plan brings it beside ``beside`` (an
     instance as it was before the plan) and moves it onto its own memory,
@@ -904,10 +926,13 @@ def _repaired_rate(state, baseline, beside):
     them too, the rule cost up to a third of the gain on generated
     clusters where the simulator saw no harm (doc/watcher.md). A plan
     that leaves memory remote slows an instance; that is not counted,
-    the cautious error.
+    the cautious error. ``key`` names the rate for
+    :meth:`~contention.swap.state.State.co_load`: for a co-runner, it
+    depends on the plan's state of that co-runner and on where
+    ``beside`` was only.
     """
     if measure.cache_reuse(beside, state.thresholds) <= (beside.mf or 0.0):
-        return measure.misses
+        return measure.misses, 'measured'
     where = (beside.host, beside.socket)
 
     def rate(other):
@@ -919,7 +944,7 @@ def _repaired_rate(state, baseline, beside):
         gain = (state.repair_gain(other, first)
                 * measure.memory_sensitivity(first))
         return found / (1.0 - gain)
-    return rate
+    return rate, ('repaired beside', where)
 
 
 def _co_load_harm(state, inst, before, params, loads, gain=0.0):
@@ -1029,14 +1054,14 @@ def _cpu_overflows(state, inst, before, baseline, both=False):
     """
     if inst.socket is None:
         return 0.0, 0.0
-    now = measure.core_overflow(state.on_host[inst.host].values(),
-                                state.hosts[inst.host], inst.socket,
-                                baseline.wanted_cpu)
+    now = state.per_host(inst.host, ('core_overflow', inst.socket),
+                         lambda: measure.core_overflow(
+                             state.on_host[inst.host].values(),
+                             state.hosts[inst.host], inst.socket,
+                             baseline.wanted_cpu))
     if now <= 0 and not both:
         return 0.0, 0.0
-    then = (measure.core_overflow(baseline.on_host.get(before.host, ()),
-                                  state.hosts[before.host], before.socket,
-                                  baseline.wanted_cpu)
+    then = (baseline.core_overflow(before.host, before.socket)
             if before.socket is not None else 0.0)
     return now, then
 
@@ -1182,11 +1207,9 @@ def _predicted_change(state, inst, before, baseline, predictor):
     change = ((1.0 - now) / (1.0 - then) - 1.0
               - _remote_slowdown(state, inst, before)[1])
     if inst.llc_misses_per_s is not None:
-        co_then = measure.co_load(
-            baseline.on_host.get(before.host, ()), before,
-            state.hosts[before.host], state.socket_weight)
-        co_now = state.co_load(
-            inst, rate=_repaired_rate(state, baseline, before))
+        co_then = baseline.co_load(before)
+        rate, key = _repaired_rate(state, baseline, before)
+        co_now = state.co_load(inst, rate=rate, rate_key=key)
         change -= measure.co_load_slowdown(before, co_then, co_now,
                                            state.typical_load,
                                            state.thresholds)

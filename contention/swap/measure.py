@@ -210,7 +210,8 @@ def serving(inst):
     return inst.cpu_util < SERVING_UTIL * min(1.0, quota)
 
 
-def co_load(instances, inst, host, weights, worst=False, rate=None):
+def co_load(instances, inst, host, weights, worst=False, rate=None,
+            terms=None):
     """Weighted LLC misses/s of ``inst``'s co-runners on its socket.
 
     ``instances`` are those of its ``host`` (a HostView); ``weights`` the
@@ -224,13 +225,14 @@ def co_load(instances, inst, host, weights, worst=False, rate=None):
     the socket: the plan cannot choose it, and a streamer that lands
     beside cache-bound VMs takes its whole share of their cache).
     ``rate``: each co-runner's LLC misses/s (default :func:`misses`, as
-    measured).
+    measured). ``terms``: :func:`co_load_terms` of its socket, where the
+    caller kept them (an instance of known socket only).
     """
     rate = rate or misses
     keys = [(host.name, sock.id) for sock in host.sockets]
     if inst.socket is not None:
         return _co_load_on(instances, inst.uuid, host, inst.socket, weights,
-                           worst, rate)
+                           worst, rate, terms)
     if not keys:
         return 0.0
     if worst:
@@ -242,18 +244,32 @@ def co_load(instances, inst, host, weights, worst=False, rate=None):
     return total / len(keys) * weight
 
 
-def _co_load_on(instances, uuid, host, socket, weights, worst=False,
-                rate=misses):
-    """:func:`co_load` of instance ``uuid`` were it on ``socket``."""
+def co_load_terms(instances, host, socket, worst=False, rate=misses):
+    """[(uuid, LLC misses/s)]: what each of ``instances`` adds on ``socket``.
+
+    The terms :func:`co_load` sums for an instance on ``socket`` of
+    ``host`` (all but its own), in order, before the socket's weight: one
+    list serves every instance of the socket.
+    """
     n = len(host.sockets)
-    total = 0.0
+    terms = []
     for other in instances:
-        if other.uuid == uuid:
-            continue
         if other.socket == socket:
-            total += rate(other)
+            terms.append((other.uuid, rate(other)))
         elif other.socket is None and n:
-            total += rate(other) / (1 if worst else n)
+            terms.append((other.uuid, rate(other) / (1 if worst else n)))
+    return terms
+
+
+def _co_load_on(instances, uuid, host, socket, weights, worst=False,
+                rate=misses, terms=None):
+    """:func:`co_load` of instance ``uuid`` were it on ``socket``."""
+    if terms is None:
+        terms = co_load_terms(instances, host, socket, worst, rate)
+    total = 0.0
+    for other, term in terms:
+        if other != uuid:
+            total += term
     return total * weights.get((host.name, socket), 1.0)
 
 

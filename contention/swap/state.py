@@ -89,6 +89,11 @@ class State:
         self.sock_stats = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
         #: Instances moved (or trial-moved) since the view was taken.
         self.moved = set()
+        #: {host: changes of its instances}: what :meth:`per_host` kept
+        #: at one count holds while it is unchanged.
+        self.host_edits = collections.defaultdict(int)
+        #: {(host, key): (host_edits, value)} of :meth:`per_host`.
+        self._per_host = {}
         #: Swaps or one-way moves the balancing phases ran (max_swaps).
         self.steps = 0
         #: Why the balancing stopped, for an empty plan.
@@ -131,6 +136,8 @@ class State:
         new.cell_used = _copied(self.cell_used, [0.0, 0.0])
         new.sock_stats = _copied(self.sock_stats, [0.0, 0.0, 0.0])
         new.moved = set(self.moved)
+        new.host_edits = collections.defaultdict(int, self.host_edits)
+        new._per_host = {}
         new.steps, new.reason = 0, None
         if unit == self.unit:
             new.load = collections.defaultdict(float, self.load)
@@ -161,12 +168,34 @@ class State:
             self.hosts[self.unit_host(unit_a)].cpu_vendor,
             self.hosts[self.unit_host(unit_b)].cpu_vendor)
 
+    def per_host(self, host, key, compute):
+        """``compute()``, kept while ``host``'s instances are unchanged.
+
+        For a reader that works a figure out of a host's instances many
+        times between two moves: the harm check judges every instance of
+        each socket a step touches, and each read its socket's CPU
+        overflow and co-runner misses afresh (two thirds of the audits'
+        time on a generated cluster of 15 hosts and 1,680 instances,
+        ``bench.watcher``). ``key`` names the figure within the host; the
+        figure may depend on the host's instances as they stand, and on
+        nothing else that changes.
+        """
+        edits = self.host_edits[host]
+        found = self._per_host.get((host, key))
+        if found is not None and found[0] == edits:
+            return found[1]
+        value = compute()
+        self._per_host[(host, key)] = (edits, value)
+        return value
+
     def _add(self, inst):
         self.on_host[inst.host][inst.uuid] = inst
+        self.host_edits[inst.host] += 1
         self._account(inst, 1.0)
 
     def _remove(self, inst):
         del self.on_host[inst.host][inst.uuid]
+        self.host_edits[inst.host] += 1
         self._account(inst, -1.0)
 
     def _count_load(self, inst, misses):
@@ -289,11 +318,24 @@ class State:
         return max(0.0, self.remote_penalty(before)
                    - self.remote_penalty(inst))
 
-    def co_load(self, inst, worst=False, rate=None):
-        """:func:`measure.co_load` of ``inst`` now."""
-        return measure.co_load(self.on_host[inst.host].values(), inst,
-                               self.hosts[inst.host], self.socket_weight,
-                               worst=worst, rate=rate)
+    def co_load(self, inst, worst=False, rate=None, rate_key=None):
+        """:func:`measure.co_load` of ``inst`` now.
+
+        ``rate_key`` names ``rate`` (what it returns for a co-runner
+        depends on that co-runner and on what the key names only): with
+        it, the terms of ``inst``'s socket are worked out once while its
+        host is unchanged (:meth:`per_host`), for every instance there.
+        """
+        instances = self.on_host[inst.host].values()
+        host = self.hosts[inst.host]
+        terms = None
+        if rate_key is not None and inst.socket is not None:
+            terms = self.per_host(
+                inst.host, ('co_load', inst.socket, worst, rate_key),
+                lambda: measure.co_load_terms(instances, host, inst.socket,
+                                              worst, rate or measure.misses))
+        return measure.co_load(instances, inst, host, self.socket_weight,
+                               worst=worst, rate=rate, terms=terms)
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.

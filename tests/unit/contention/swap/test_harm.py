@@ -684,13 +684,15 @@ class TestServing(testtools.TestCase):
         baseline = _baseline(self._traded(0))
         state = state_mod.State(self._traded(0))
         state.move('r', 'a', 0, move_memory=False)
-        rate = harm._repaired_rate(state, baseline, baseline.inst['c'])
+        rate, key = harm._repaired_rate(state, baseline, baseline.inst['c'])
+        self.assertEqual(('repaired beside', ('a', 0)), key)
         self.assertAlmostEqual(20 * M / 0.82, rate(state.inst['r']))
         self.assertEqual(20 * M, rate(state.inst['x']))
         # 'x' (MF 0.6) misses to memory, not in cache: it reads 'r' as
         # measured.
         self.assertEqual(0.0, measure.cache_reuse(baseline.inst['x']))
-        rate = harm._repaired_rate(state, baseline, baseline.inst['x'])
+        rate, key = harm._repaired_rate(state, baseline, baseline.inst['x'])
+        self.assertEqual('measured', key)
         self.assertEqual(20 * M, rate(state.inst['r']))
         # The same trade of a VM whose memory moves with it is even.
         plan = cluster.Plan(actions=(

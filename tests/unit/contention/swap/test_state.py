@@ -1,8 +1,10 @@
-"""A State's fork: the same walk's start, at a fraction of the cost."""
+"""A State's fork and its figures kept per host: the same, for less."""
 
 import hypothesis
+from hypothesis import strategies as st
 import testtools
 
+from contention.swap import measure
 from contention.swap import state as state_mod
 from tests.unit.contention.swap import test_harm
 from tests.unit.contention.swap import views as v
@@ -65,3 +67,56 @@ class TestFork(testtools.TestCase):
     def test_an_unknown_unit_is_refused(self):
         view = v.view([v.host('h0')], [v.vm('a', 'h0', 1e6, socket=0)])
         self.assertRaises(ValueError, state_mod.State(view).fork, 'rack')
+
+
+class TestPerHost(testtools.TestCase):
+    """Figures kept while a host's instances are unchanged."""
+
+    def test_a_figure_is_kept_until_its_host_changes(self):
+        view = v.view([v.host('h0'), v.host('h1')],
+                      [v.vm('a', 'h0', 1e6), v.vm('b', 'h1', 1e6)])
+        state = state_mod.State(view)
+        calls = []
+
+        def read():
+            calls.append(1)
+            return len(calls)
+        self.assertEqual(1, state.per_host('h0', 'k', read))
+        self.assertEqual(1, state.per_host('h0', 'k', read))
+        self.assertEqual(2, state.per_host('h0', 'other', read))
+        state.move('b', 'h1', 1)
+        self.assertEqual(1, state.per_host('h0', 'k', read))
+        a = state.inst['a']
+        state.move('a', 'h0', 1)
+        self.assertEqual(3, state.per_host('h0', 'k', read))
+        state.restore(a)
+        self.assertEqual(4, state.per_host('h0', 'k', read))
+        # A fork keeps none: it walks on its own.
+        self.assertEqual(5, state.fork().per_host('h0', 'k', read))
+        self.assertEqual(4, state.per_host('h0', 'k', read))
+
+    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.given(test_harm.full_views(), st.data())
+    def test_kept_co_runner_terms_are_a_fresh_read(self, drawn, data):
+        view, _ = drawn
+        hypothesis.assume(view.instances)
+        state = state_mod.State(view)
+        uuids = [i.uuid for i in view.instances]
+        hosts = sorted({h.name for h in view.hosts})
+        for _ in range(data.draw(st.integers(1, 4))):
+            for inst in list(state.inst.values()):
+                if inst.socket is None:
+                    continue
+                for worst in (False, True):
+                    fresh = measure.co_load(
+                        list(state.on_host[inst.host].values()), inst,
+                        state.hosts[inst.host], state.socket_weight,
+                        worst=worst)
+                    self.assertEqual(fresh, state.co_load(
+                        inst, worst=worst, rate_key='measured'))
+            uuid = data.draw(st.sampled_from(uuids))
+            if data.draw(st.booleans()):
+                state.restore(view.instances[uuids.index(uuid)])
+            else:
+                state.move(uuid, data.draw(st.sampled_from(hosts)),
+                           data.draw(st.sampled_from((0, 1, None))))
