@@ -24,9 +24,17 @@ the same plan as the last one on the same code.
 
 Targets (issue 19): our decision time under 0.5 s at 1,000 hosts and
 under 5 s at 10,000 hosts.
+
+The synthetic clusters propose few actions, so their audits spend
+little in the harm check, which judges every instance of each socket a
+plan's step touches. A second table times the first audit of generated
+clusters whose plans are long and whose sockets are crowded
+(:data:`DENSE`, drawn by :mod:`contention.sim.generate`): the pure core's
+:func:`contention.swap.run_audit`, planning and harm check.
 """
 
 import argparse
+import collections
 import functools
 import gc
 import logging
@@ -34,6 +42,7 @@ import random
 import time
 import uuid
 
+import numpy as np
 import watcher.tests.unit  # noqa: F401  (registers Watcher's options)
 
 from watcher.common import utils
@@ -43,6 +52,8 @@ from watcher.decision_engine.strategy.strategies import \
 
 from contention import cluster
 from contention import report
+from contention import sim
+from contention.sim import generate
 from contention import swap
 from contention import topology
 from watcher_strategies.peers import datasource as simulated
@@ -54,6 +65,71 @@ NOW = 1.0e9
 TARGETS = {1000: 0.5, 10000: 5.0}
 #: Our strategies are timed this many times; the best run is reported.
 RUNS = 2
+
+
+#: (family seed, cluster) of generated clusters with crowded sockets and
+#: long plans: the slowest first audits of the families the harm rules
+#: were measured on (``bench.evaluation.family.run_holdout``, 100 small
+#: and 6 medium clusters a seed, five epochs).
+DENSE = ((79, 'gen-small-057'), (79, 'gen-small-049'),
+         (109, 'gen-small-071'))
+#: The family draw DENSE names its clusters in.
+DENSE_FAMILY = (100, 6, 0, 5)
+
+
+def dense_audits(clusters=DENSE):
+    """Rows of the first audit's CPU time on each of ``clusters``.
+
+    The view the simulator gives the first audit (after the first
+    arrivals), :func:`contention.swap.run_audit` of both algorithms at
+    their default parameters on it, best of :data:`RUNS`.
+    """
+    drawn = {}
+    for seed in sorted({seed for seed, _ in clusters}):
+        for spec, cluster_seed, name in generate.family(seed,
+                                                        *DENSE_FAMILY):
+            drawn[(seed, name)] = (spec, cluster_seed)
+    rows = []
+    for seed, name in clusters:
+        spec, cluster_seed = drawn[(seed, name)]
+        emulated = sim.Simulator(generate.scenario(spec, cluster_seed, name))
+        policy = sim.load_policy('numa_aware_swap')
+        policy.bind(emulated)
+        emulated.arrive(policy, np.random.default_rng([emulated.seed, 2]))
+        view = emulated.view()
+        per_socket = collections.Counter(
+            (i.host, i.socket) for i in view.instances)
+        row = {'cluster': '%s (seed %d)' % (name, seed),
+               'hosts': len(view.hosts), 'instances': len(view.instances),
+               'crowd': max(per_socket.values())}
+        for algorithm in swap.ALGORITHMS:
+            t, plan = best_of(RUNS, lambda: functools.partial(
+                swap.run_audit, view, swap.SwapParameters(), None,
+                algorithm))
+            row[algorithm] = (t, len(plan.actions), len(plan.skipped))
+        rows.append(row)
+    return rows
+
+
+def print_dense(rows):
+    print('## Watcher strategies: decision time on crowded hosts\n')
+    print('The first audit of generated clusters (`contention.sim.generate`'
+          ', %s) whose plans are long and sockets crowded: '
+          '`contention.swap.run_audit` at the default parameters on the '
+          'view the simulator gives it, CPU seconds, best of %d runs '
+          '(workloads simulated, times real). Most of it is the harm '
+          'check, which judges every instance of each socket a step of '
+          'the plan touches.\n' % (
+              'family draw %s' % (DENSE_FAMILY,), RUNS))
+    print('| cluster | hosts | instances | most on one socket | '
+          + ' | '.join('%s s (actions kept / skipped)' % a
+                       for a in swap.ALGORITHMS) + ' |')
+    print('|---|---:|---:|---:|' + '---:|' * len(swap.ALGORITHMS))
+    for row in rows:
+        print('| %s | %d | %d | %d | %s |' % (
+            row['cluster'], row['hosts'], row['instances'], row['crowd'],
+            ' | '.join('%.2f (%d / %d)' % row[a] for a in swap.ALGORITHMS)))
+    print()
 
 
 def synthetic_view(n_hosts, seed=0):
@@ -174,7 +250,13 @@ def main(argv=None):
     parser.add_argument('--full', action='store_true',
                         help='also run workload_balance at 10,000 hosts')
     parser.add_argument('--sizes', default='100,1000,10000')
+    parser.add_argument('--dense-only', action='store_true',
+                        help='only the crowded hosts\' table')
     args = parser.parse_args(argv)
+    if args.dense_only:
+        logging.disable(logging.INFO)
+        print_dense(dense_audits())
+        return
     logging.disable(logging.INFO)
     sizes = [int(s) for s in args.sizes.split(',')]
     rows = []
@@ -269,6 +351,8 @@ def main(argv=None):
     for n, (worst, ok) in sorted(met.items()):
         print('- %d hosts: %.2f s, target < %g s: %s'
               % (n, worst, TARGETS[n], 'met' if ok else 'NOT met'))
+    print()
+    print_dense(dense_audits())
 
 
 if __name__ == '__main__':
