@@ -50,6 +50,7 @@ from watcher.decision_engine.strategy.strategies import workload_balance
 from watcher.decision_engine.strategy.strategies import \
     workload_stabilization
 
+from bench.evaluation import family
 from contention import cluster
 from contention import report
 from contention import sim
@@ -73,8 +74,9 @@ RUNS = 2
 #: and 6 medium clusters a seed, five epochs).
 DENSE = ((79, 'gen-small-057'), (79, 'gen-small-049'),
          (109, 'gen-small-071'))
-#: The family draw DENSE names its clusters in.
-DENSE_FAMILY = (100, 6, 0, 5)
+#: The family draw DENSE names its clusters in: (small, medium, large,
+#: epochs) of ``contention.sim.generate.family``, the evaluation's.
+DENSE_FAMILY = (100, 6, 0, family.EPOCHS)
 
 
 def dense_audits(clusters=DENSE):
