@@ -804,10 +804,9 @@ class Baseline:
         self._on_host = None
         #: {(host, socket): {uuid: busy vCPUs wanted}}, filled as read.
         self._wanted = {}
-        #: {uuid: :meth:`co_load`}, {(host, socket): :meth:`core_overflow`}:
-        #: every step of every walk reads them again.
-        self._co_load = {}
-        self._overflow = {}
+        #: {(figure, ...): value} of :meth:`co_load` and
+        #: :meth:`core_overflow`: every step of every walk reads them again.
+        self._kept = {}
 
     @property
     def on_host(self):
@@ -818,24 +817,24 @@ class Baseline:
                 self._on_host.setdefault(inst.host, []).append(inst)
         return self._on_host
 
+    def _keep(self, key, compute):
+        found = self._kept.get(key)
+        if found is None:
+            found = self._kept[key] = compute()
+        return found
+
     def co_load(self, before):
         """:func:`measure.co_load` of ``before``, an instance before the plan."""
-        found = self._co_load.get(before.uuid)
-        if found is None:
-            found = self._co_load[before.uuid] = measure.co_load(
-                self.on_host.get(before.host, ()), before,
-                self.state.hosts[before.host], self.state.socket_weight)
-        return found
+        return self._keep(('co_load', before.uuid), lambda: measure.co_load(
+            self.on_host.get(before.host, ()), before,
+            self.state.hosts[before.host], self.state.socket_weight))
 
     def core_overflow(self, host, socket):
         """:func:`measure.core_overflow` of a socket before the plan."""
-        key = (host, socket)
-        found = self._overflow.get(key)
-        if found is None:
-            found = self._overflow[key] = measure.core_overflow(
+        return self._keep(
+            ('core_overflow', host, socket), lambda: measure.core_overflow(
                 self.on_host.get(host, ()), self.state.hosts[host], socket,
-                self.wanted_cpu)
-        return found
+                self.wanted_cpu))
 
     def wanted_cpu(self, inst):
         """Busy vCPUs ``inst`` wants, as measured where it was.

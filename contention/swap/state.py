@@ -136,7 +136,8 @@ class State:
         new.cell_used = _copied(self.cell_used, [0.0, 0.0])
         new.sock_stats = _copied(self.sock_stats, [0.0, 0.0, 0.0])
         new.moved = set(self.moved)
-        new.host_edits = collections.defaultdict(int, self.host_edits)
+        # Nothing kept yet, so the counts may start again.
+        new.host_edits = collections.defaultdict(int)
         new._per_host = {}
         new.steps, new.reason = 0, None
         if unit == self.unit:
