@@ -23,6 +23,8 @@ import time
 N_HOSTS = (100, 1000, 5000)
 REPEATS = {100: 30, 1000: 7, 5000: 3}
 TARGET_RATIO = 2.0
+#: Issue 20: the weigher adds at most this to a request at 1,000 hosts.
+TARGET_ADDED_S = 0.020
 
 
 def _setup_nova():
@@ -171,9 +173,10 @@ def measure():
                 handler, [base, ours, ours[-1:]], hosts, spec, REPEATS[n])
             calls_warm = svc.landing.nova_calls - calls_cold
             if numa:
+                asked = landing.Request(spec)
                 for host in hosts[:200]:
                     agreement[1] += 1
-                    cached = svc.landing.nova_nodes(host, spec.numa_topology)
+                    cached = svc.landing.nova_nodes(host, asked)
                     fresh = landing.nova_fit(host, spec.numa_topology)
                     agreement[0] += cached == fresh
             rows.append((n, 'hw:numa_nodes=1' if numa else 'shared pool',
@@ -189,19 +192,23 @@ def measure():
           'Weigher | ratio | ContentionWeigher alone (per host) | cold '
           'first request | numa_fit calls cold / warm |')
     print('|---|---|---|---|---|---|---|---|')
-    met = True
+    met = added_met = True
     for n, kind, t_base, t_ours, t_alone, cold, c_cold, c_warm in rows:
         ratio = t_ours / t_base
         if n == 1000:
             met = met and ratio <= TARGET_RATIO
+            added_met = added_met and t_ours - t_base <= TARGET_ADDED_S
         print('| %d | %s | %.1f ms | %.1f ms | %.2f | %.1f ms (%.0f us) | '
               '%.1f ms | %d / %d |' % (
                   n, kind, t_base * 1e3, t_ours * 1e3, ratio,
                   t_alone * 1e3, t_alone / n * 1e6, cold * 1e3, c_cold,
                   c_warm))
-    print('\nTarget: adding the weigher at most doubles the weighing time '
-          'at 1,000 hosts (ratio <= %.1f): **%s**.' % (
-              TARGET_RATIO, 'met' if met else 'NOT met'))
+    print('\nTargets at 1,000 hosts, both requests: adding the weigher at '
+          'most doubles the weighing time (ratio <= %.1f): **%s**; it adds '
+          'at most %.0f ms (default + ContentionWeigher minus the default '
+          'set): **%s**.' % (
+              TARGET_RATIO, 'met' if met else 'NOT met',
+              TARGET_ADDED_S * 1e3, 'met' if added_met else 'NOT met'))
     print('\nCaveat: the hosts here take 16 distinct NUMA usage patterns, '
           'so the landing cache is warm after 16 calls of '
           '`numa_fit_instance_to_host`; where usage states rarely repeat, '

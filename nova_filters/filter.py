@@ -10,7 +10,8 @@ overhead level above ``filter_overhead_threshold``; the verdict is
 simulator's ``contention_weigher`` policy shares. Only fresh telemetry
 counts; hosts without it pass unless ``filter_fail_closed`` is set. Other
 instances, and moves while ``apply_to_moves`` is off, pass everywhere.
-The store is read once per request (``filter_all``), not once per host.
+The store and the request are read once per request (``filter_all``),
+not once per host.
 """
 
 from nova import conf as nova_conf
@@ -39,13 +40,14 @@ class ContentionFilter(filters.BaseHostFilter):
             return iter(hosts)
         svc = service.get_service(CONF)
         reports = svc.fresh_reports([h.host for h in hosts])
+        request = landing.Request(spec_obj)
         return iter([h for h in hosts
-                     if self._passes(svc, h, spec_obj, reports, group)])
+                     if self._passes(svc, h, request, reports, group)])
 
     def host_passes(self, host_state, spec_obj):
         return bool(list(self.filter_all([host_state], spec_obj)))
 
-    def _passes(self, svc, host_state, spec_obj, reports, group):
+    def _passes(self, svc, host_state, request, reports, group):
         report = reports.get(host_state.host)
         if report is None:
             if group.filter_fail_closed:
@@ -54,8 +56,7 @@ class ContentionFilter(filters.BaseHostFilter):
                 return False
             return True
         cells = svc.cells(report)
-        nodes = svc.landing.nodes(
-            host_state, landing.requested_topology(spec_obj), cells)
+        nodes = svc.landing.nodes(host_state, request, cells)
         if not nodes:
             return True      # NUMATopologyFilter decides whether it fits
         hot = saturation.saturated_nodes(

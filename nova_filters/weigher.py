@@ -46,7 +46,7 @@ AGGREGATE_KEY = 'contention_weight_multiplier'
 def landing_states(svc, host_states, spec_obj, reports):
     """{host: the CellStates of its landing nodes, or why there are none}."""
     states = {}
-    requested = landing.requested_topology(spec_obj)
+    request = landing.Request(spec_obj)
     for host_state in host_states:
         name = host_state.host
         report = reports.get(name)
@@ -54,7 +54,7 @@ def landing_states(svc, host_states, spec_obj, reports):
             states[name] = 'no fresh telemetry'
             continue
         cells = svc.cells(report)
-        nodes = svc.landing.nodes(host_state, requested, cells)
+        nodes = svc.landing.nodes(host_state, request, cells)
         if not nodes or any(n not in cells for n in nodes):
             states[name] = 'no landing cell known'
             continue

@@ -410,7 +410,7 @@ class TestLanding(ContentionTestBase):
                 continue
             expected = landing.nova_fit(host, spec.numa_topology)
             self.assertEqual(expected, predictor.nova_nodes(
-                host, spec.numa_topology))
+                host, landing.Request(spec)))
             checked += 1
         self.assertGreater(predictor.hits, 0)
         self.assertLess(predictor.nova_calls, checked)
@@ -420,7 +420,7 @@ class TestLanding(ContentionTestBase):
         host.numa_topology = numa_host_topology((3, 1))
         states = {0: 'a', 1: 'b'}
         nodes = landing.LandingPredictor().nodes(
-            host, request(numa_cells=1).numa_topology, states)
+            host, landing.Request(request(numa_cells=1)), states)
         self.assertEqual((1,), nodes)
 
     def test_no_call_when_it_cannot_matter(self):
@@ -428,9 +428,10 @@ class TestLanding(ContentionTestBase):
         host.numa_topology = numa_host_topology((3, 1))
         predictor = landing.LandingPredictor()
         self.assertEqual((0,), predictor.nodes(
-            host, request(numa_cells=1).numa_topology,
+            host, landing.Request(request(numa_cells=1)),
             {0: 'same', 1: 'same'}))
-        self.assertEqual((0, 1), predictor.nodes(host, None, {0: 'a', 1: 'b'}))
+        self.assertEqual((0, 1), predictor.nodes(
+            host, landing.Request(request()), {0: 'a', 1: 'b'}))
         self.assertEqual(0, predictor.nova_calls)
         self.assertEqual(1, predictor.skipped)
 
