@@ -51,6 +51,7 @@ def _cell_signature(cell):
 
 
 _MEMO = '_contention_landing_signature'
+_MISSING = object()
 
 
 def host_signature(numa_topology):
@@ -81,16 +82,18 @@ class Request:
     """One scheduling request as the landing cache sees it.
 
     ``topology``: the request's InstanceNUMATopology, or None (the
-    instance floats over the shared pool); ``key``: its shape and the
-    packing strategy, the request's part of the cache key. Build it once
-    per request and ask about every host with it; Nova changes neither
-    while it weighs one request's hosts.
+    instance floats over the shared pool); ``cells``: how many NUMA cells
+    it asks for; ``key``: its shape and the packing strategy, the
+    request's part of the cache key. Build it once per request and ask
+    about every host with it; Nova changes none of them while it weighs
+    one request's hosts.
     """
 
-    __slots__ = ('topology', 'key')
+    __slots__ = ('topology', 'cells', 'key')
 
     def __init__(self, spec_obj):
-        self.topology = _opt(spec_obj, 'numa_topology')
+        self.topology = _opt(spec_obj, 'numa_topology') or None
+        self.cells = len(self.topology.cells) if self.topology else 0
         self.key = None if not self.topology else (
             request_signature(self.topology),
             CONF.compute.packing_host_numa_cells_allocation_strategy)
@@ -116,12 +119,11 @@ class LandingPredictor:
         host_topology = host_state.numa_topology
         if not request.topology or not host_topology:
             return tuple(sorted(cell_states))
-        wanted = len(request.topology.cells)
         states = list(cell_states.values())
         if len(host_topology.cells) == len(cell_states) and all(
                 s == states[0] for s in states):
             self.skipped += 1
-            return tuple(sorted(cell_states))[:wanted]
+            return tuple(sorted(cell_states))[:request.cells]
         return self.nova_nodes(host_state, request)
 
     def nova_nodes(self, host_state, request):
@@ -130,10 +132,11 @@ class LandingPredictor:
                host_state.cpu_allocation_ratio,
                host_state.ram_allocation_ratio)
         with self._lock:
-            if key in self._cache:
+            found = self._cache.get(key, _MISSING)
+            if found is not _MISSING:
                 self._cache.move_to_end(key)
                 self.hits += 1
-                return self._cache[key]
+                return found
             self.nova_calls += 1
         result = nova_fit(host_state, request.topology)
         if self.cache_size:

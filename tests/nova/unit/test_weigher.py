@@ -423,6 +423,23 @@ class TestLanding(ContentionTestBase):
             host, landing.Request(request(numa_cells=1)), states)
         self.assertEqual((1,), nodes)
 
+    def test_packing_strategy_is_part_of_the_request(self):
+        # The request is read once per scheduling request; an operator who
+        # switches Nova's packing strategy gets Nova's new answer, not the
+        # cached one of the other strategy.
+        host = self.hosts('h')[0]
+        host.numa_topology = numa_host_topology((3, 1))
+        predictor = landing.LandingPredictor()
+        for packing, expected in ((True, (0,)), (False, (1,))):
+            self.flags(packing_host_numa_cells_allocation_strategy=packing,
+                       group='compute')
+            asked = landing.Request(request(vcpus=1, numa_cells=1))
+            self.assertEqual(1, asked.cells)
+            self.assertEqual(expected, predictor.nova_nodes(host, asked))
+            self.assertEqual(expected,
+                             landing.nova_fit(host, asked.topology))
+        self.assertEqual(2, predictor.nova_calls)
+
     def test_no_call_when_it_cannot_matter(self):
         host = self.hosts('h')[0]
         host.numa_topology = numa_host_topology((3, 1))
