@@ -21,9 +21,13 @@ import tempfile
 import time
 
 N_HOSTS = (100, 1000, 5000)
-REPEATS = {100: 30, 1000: 7, 5000: 3}
+REPEATS = {100: 30, 1000: 15, 5000: 3}
 TARGET_RATIO = 2.0
-#: Issue 20: the weigher adds at most this to a request at 1,000 hosts.
+#: Issue 20: the weigher adds at most this to a request at 1,000 hosts,
+#: read from the weigher's time alone (the handler run with it only): the
+#: difference of the two sets' times is the difference of two noisy
+#: minima on a shared machine, and the weigher alone pays the handler's
+#: per-host work once more, so it is the larger, cautious reading.
 TARGET_ADDED_S = 0.020
 
 
@@ -197,7 +201,7 @@ def measure():
         ratio = t_ours / t_base
         if n == 1000:
             met = met and ratio <= TARGET_RATIO
-            added_met = added_met and t_ours - t_base <= TARGET_ADDED_S
+            added_met = added_met and t_alone <= TARGET_ADDED_S
         print('| %d | %s | %.1f ms | %.1f ms | %.2f | %.1f ms (%.0f us) | '
               '%.1f ms | %d / %d |' % (
                   n, kind, t_base * 1e3, t_ours * 1e3, ratio,
@@ -205,8 +209,7 @@ def measure():
                   c_warm))
     print('\nTargets at 1,000 hosts, both requests: adding the weigher at '
           'most doubles the weighing time (ratio <= %.1f): **%s**; it adds '
-          'at most %.0f ms (default + ContentionWeigher minus the default '
-          'set): **%s**.' % (
+          'at most %.0f ms (ContentionWeigher alone): **%s**.' % (
               TARGET_RATIO, 'met' if met else 'NOT met',
               TARGET_ADDED_S * 1e3, 'met' if added_met else 'NOT met'))
     print('\nCaveat: the hosts here take 16 distinct NUMA usage patterns, '
