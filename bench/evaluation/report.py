@@ -1217,6 +1217,21 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
                      t['little_kept'][0], t['little_kept'][1],
                      '%d of %d' % t['fewer_migrations']
                      if t['fewer_migrations'][1] else 'no such cluster'))
+    d += ['', 'The shares of the best gains on clusters of one host class '
+          'and on clusters mixing classes (where performance is relative '
+          'to running alone on the cluster\'s most common class):', '',
+          '| row | clusters | of best-known gain: median / 5th pct | of '
+          'the best gain that keeps the bounds: median / 5th pct |',
+          '|---|---|---:|---:|']
+
+    def two(values):
+        return 'n/a' if values is None else '%s / %s' % (
+            share(values[0]), share(values[1]))
+    for label in ours:
+        for kind, m in verdict.shares_by_mix(family, label).items():
+            d.append('| %s | %d of %s | %s | %s |' % (
+                label, m['clusters'], kind, two(m['share']),
+                two(m['harmless'])))
     d += ['', '**Where our rows harm most** (the three clusters with the '
           'largest fall of one VM, per row: cluster, its gain over none, '
           'its worst VM):', '']

@@ -416,6 +416,27 @@ def family_targets(family, ours, peers, stabilization):
     return out
 
 
+def shares_by_mix(family, label):
+    """One row's shares of the best gains, by the cluster's hardware mix.
+
+    {'one host class' | 'mixed host classes': dict(clusters, share,
+    harmless)}: share and harmless are the :func:`spread` of
+    :func:`cluster_figures`' shares over those clusters (None where no
+    cluster had enough to gain).
+    """
+    out = {}
+    for kind, mixed in (('one host class', False),
+                        ('mixed host classes', True)):
+        clusters = [rows for spec, rows in family.values()
+                    if (len(spec.classes) > 1) == mixed and label in rows]
+        figs = [cluster_figures(rows, label) for rows in clusters]
+        out[kind] = dict(
+            clusters=len(clusters),
+            share=spread([f['share'] for f in figs]),
+            harmless=spread([f['harmless_share'] for f in figs]))
+    return out
+
+
 def worst_clusters(family, label, count=3):
     """The ``count`` clusters where ``label`` harms most (worst VM first)."""
     figs = [(n, cluster_figures(rows, label))

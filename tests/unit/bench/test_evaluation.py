@@ -1,5 +1,6 @@
 """The evaluation bench's plan (variants, rows) and its verdicts on data."""
 
+import collections
 import logging
 import types
 from unittest import mock
@@ -315,6 +316,19 @@ class TestFamilyVerdict(testtools.TestCase):
         # a and b gained under both; fewer migrations only on b
         self.assertEqual((1, 2), t['fewer_migrations'])
         self.assertAlmostEqual(0.75, t['share_median'])
+
+    def test_shares_split_by_hardware_mix(self):
+        spec = collections.namedtuple('Spec', 'classes')
+        fam = {name: (spec(('intel-2s',) if name == 'a'
+                           else ('intel-2s', 'epyc')), rows)
+               for name, (_, rows) in self._family().items()}
+        split = verdict.shares_by_mix(fam, 'ours')
+        one, mixed = split['one host class'], split['mixed host classes']
+        self.assertEqual((1, 2), (one['clusters'], mixed['clusters']))
+        self.assertAlmostEqual(0.5, one['share'][0])      # a alone
+        self.assertAlmostEqual(1.0, mixed['share'][0])    # b; c has none
+        self.assertIsNone(verdict.shares_by_mix(
+            {'c': fam['c']}, 'ours')['mixed host classes']['share'])
 
     def test_a_peer_that_harms_a_vm_is_left_out_of_the_fair_share(self):
         fam = self._family()
