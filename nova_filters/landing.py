@@ -82,18 +82,18 @@ class Request:
     """One scheduling request as the landing cache sees it.
 
     ``topology``: the request's InstanceNUMATopology, or None (the
-    instance floats over the shared pool); ``cells``: how many NUMA cells
-    it asks for; ``key``: its shape and the packing strategy, the
+    instance floats over the shared pool); ``cell_count``: how many NUMA
+    cells it asks for; ``key``: its shape and the packing strategy, the
     request's part of the cache key. Build it once per request and ask
     about every host with it; Nova changes none of them while it weighs
     one request's hosts.
     """
 
-    __slots__ = ('topology', 'cells', 'key')
+    __slots__ = ('topology', 'cell_count', 'key')
 
     def __init__(self, spec_obj):
         self.topology = _opt(spec_obj, 'numa_topology') or None
-        self.cells = len(self.topology.cells) if self.topology else 0
+        self.cell_count = len(self.topology.cells) if self.topology else 0
         self.key = None if not self.topology else (
             request_signature(self.topology),
             CONF.compute.packing_host_numa_cells_allocation_strategy)
@@ -123,7 +123,7 @@ class LandingPredictor:
         if len(host_topology.cells) == len(cell_states) and all(
                 s == states[0] for s in states):
             self.skipped += 1
-            return tuple(sorted(cell_states))[:request.cells]
+            return tuple(sorted(cell_states))[:request.cell_count]
         return self.nova_nodes(host_state, request)
 
     def nova_nodes(self, host_state, request):

@@ -434,7 +434,7 @@ class TestLanding(ContentionTestBase):
             self.flags(packing_host_numa_cells_allocation_strategy=packing,
                        group='compute')
             asked = landing.Request(request(vcpus=1, numa_cells=1))
-            self.assertEqual(1, asked.cells)
+            self.assertEqual(1, asked.cell_count)
             self.assertEqual(expected, predictor.nova_nodes(host, asked))
             self.assertEqual(expected,
                              landing.nova_fit(host, asked.topology))
