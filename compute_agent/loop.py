@@ -153,20 +153,21 @@ class Collector(object):
         topology (libvirt unreachable since the start).
         """
         started = self._clock()
-        samples = [self._run_source(source, started)
-                   for source in self.sources]
+        runs = [(sample, self._clock()) for sample in
+                (self._run_source(source, started)
+                 for source in self.sources)]
+        samples = [sample for sample, _ in runs]
         # The cumulative counters are read while the sources run, libvirt's
         # all at once at the end of its turn; a cycle slowed down before
-        # that (a call blocked on a domain being destroyed) must not
-        # measure its deltas over a shorter interval than they span, or
-        # the next one over a longer: the interval is taken between the
-        # ends of two runs, or between the moments the sources say their
-        # counters are of. An emulating source steps its simulator to
+        # or after that (a call blocked on a domain being destroyed, in
+        # libvirt's turn or a later source's) must not measure its deltas
+        # over a shorter interval than they span, or the next one over a
+        # longer (:func:`_counted_at`). An emulating source steps its simulator to
         # ``started`` after asking Nova for the servers; measured to the
         # end of the run, an answer 0.7 s slower than the last one made a
         # CPU-bound server read as using 88 % of its CPU, which the
         # strategies take for a service answering requests.
-        now = _read_at(samples)
+        now = _counted_at(runs)
         if now is None:
             now = self._clock()
         for sample in samples:
@@ -241,16 +242,29 @@ class Collector(object):
             del self._incarnations[uuid]
 
 
-def _read_at(samples):
-    """When the counters of ``samples`` were read, if their sources say.
+def _counted_at(runs):
+    """When this cycle's cumulative counters were read, or None.
 
-    Only when every sample holding instances gives the same moment; None
-    otherwise (the caller takes the end of the run).
+    ``runs`` are (sample, end of the source's turn) in source order. The
+    moment every source that counted something says its counters are of
+    (``read_at``), else the end of the turn of the first of them: the
+    merge takes each counter from the first source that has it, so that
+    source's (libvirt's CPU time and perf events, which the plausibility
+    bounds check) date the interval. A source that runs after it (resctrl
+    asking libvirt about a domain being destroyed, the NUMA memory of a
+    QEMU process being torn down: 20-90 ms each under ``virsh destroy``)
+    may wait without moving that moment. None when nothing was counted.
     """
-    moments = {s.read_at for s in samples if s.instances}
-    if len(moments) == 1:
+    counting = [(sample, end) for sample, end in runs
+                if any(inst.counters.get(name) is not None
+                       for inst in sample.instances
+                       for name in base.CUMULATIVE)]
+    if not counting:
+        return None
+    moments = {sample.read_at for sample, _ in counting}
+    if len(moments) == 1 and None not in moments:
         return moments.pop()
-    return None
+    return counting[0][1]
 
 
 def _inside(inst, topology, notes):

@@ -107,6 +107,39 @@ class TestCollector(base.AgentTestCase):
                                after.instance(dom.uuid).metrics.cpu_util,
                                places=3)
 
+    def test_a_slow_later_source_does_not_date_the_counters(self):
+        # A source after libvirt can wait on a domain being destroyed
+        # (20-90 ms in tests/functional/hypervisor): libvirt's counters
+        # were read before that wait, so the next interval must not be
+        # measured from its end, or a busy guest's CPU time reads as more
+        # than its wall time and is refused as impossible.
+        dom = self.conn.add(vcpus=1, cpus_on=[1])
+        outer = self
+
+        class Slow(_Static):
+            def collect(self, now):
+                if self.block:
+                    outer.clock.advance(5)
+                    dom.advance(5, util=1.0)
+                return source_base.SourceSample(
+                    status=source_base.SourceStatus(self.name, True),
+                    instances=(source_base.InstanceSample(
+                        uuid=dom.uuid, memory_mib_per_node={0: 512},
+                        counters={'mbm_total_bytes': 0}),))
+
+        slow = Slow('slow')
+        slow.block = False
+        collector = self.collector(slow)
+        self.cycle(collector, [dom], util=1.0)
+        slow.block = True
+        self.cycle(collector, [dom], util=1.0)
+        slow.block = False
+        after = self.cycle(collector, [dom], util=1.0)
+        rec = after.instance(dom.uuid)
+        self.assertEqual((), rec.notes)
+        self.assertAlmostEqual(1.0, rec.metrics.cpu_util, places=3)
+        self.assertAlmostEqual(15.0, after.interval_s)
+
     def test_domain_restart_starts_again_and_says_so(self):
         dom = self.conn.add(vcpus=1)
         collector = self.collector()

@@ -9,6 +9,7 @@ from compute_agent import loop
 from compute_agent import opts as agent_opts
 from contention import report
 from compute_agent.sources import sim as agent_source
+from tests.unit.compute_agent import base as agent_base
 
 
 def _conf(**sim):
@@ -28,13 +29,14 @@ class TestSimSource(base.BaseTestCase):
     def test_loop_builds_valid_reports(self):
         conf, src = _conf(scenario='ahn-wl1', host='node-1')
         # Each cycle's start: the counters are of it (read_at).
-        clock = iter([100.0, 110.0])
-        collector = loop.Collector('node-1', [src], 10.0,
-                                   clock=lambda: next(clock))
+        clock = agent_base.Clock(100.0)
+        collector = loop.Collector('node-1', [src], 10.0, clock=clock)
         collector.open(conf)
         first = collector.collect()
         self.assertIn('first_sample', first.instances[0].notes)
+        clock.advance(10.0)
         second = collector.collect()
+        self.assertEqual(10.0, second.interval_s)
         again = report.HostReport.from_dict(second.to_dict())
         self.assertEqual('node-1', again.topology.hostname)
         self.assertEqual(8, len(again.instances))
