@@ -1243,6 +1243,27 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
                 % (family[n][0].hosts, family[n][0].occupancy),
                 pct(f['gain']), pct(f['vm_worst']))
             for n, f in verdict.worst_clusters(family, label))))
+    d += ['', '**Where a peer is ahead** (the clusters the ">= every '
+          'peer" target counts against each row: a peer\'s mean above the '
+          'row\'s by more than %g; the best such peer that keeps issue '
+          '19\'s bounds there, else the best such peer; its lead, its '
+          'worst VM against none, the cluster\'s host classes, and the '
+          'row\'s own gain over none):' % verdict.TIE, '']
+    for label in ours:
+        leads = verdict.peer_leads(family, label, peers)
+        harmful = sum(not x['peer_keeps'] for x in leads)
+        small = sum(x['peer_keeps'] and x['lead'] < verdict.SMALL_GAIN
+                    for x in leads)
+        where = ['%s (%s) %s %s, worst VM %s%s, ours %s' % (
+            x['cluster'], '+'.join(family[x['cluster']][0].classes),
+            x['peer'], pct(x['lead']), pct(x['peer_vm_worst']),
+            '' if x['peer_keeps'] else ' (past the bounds)', pct(x['gain']))
+            for x in leads]
+        d.append('- %s: %d clusters (%d only behind peers past the bounds; '
+                 'of the other %d, %d by under %g %% of the row\'s mean)%s'
+                 % (label, len(leads), harmful, len(leads) - harmful, small,
+                    100 * verdict.SMALL_GAIN,
+                    ': ' + '; '.join(where) + '.' if where else '.'))
     return d + ['']
 
 

@@ -437,6 +437,37 @@ def shares_by_mix(family, label):
     return out
 
 
+def peer_leads(family, label, peers):
+    """The clusters where a peer's mean is above ``label``'s by over TIE.
+
+    [dict(cluster, peer, lead, peer_vm_worst, peer_keeps, gain)], the
+    largest lead first: the best such peer that keeps issue 19's bounds
+    there, else the best such peer (``peer_keeps`` says which); ``lead``
+    is its mean relative to the row's, ``peer_vm_worst`` its largest fall
+    of one VM against none, ``gain`` the row's own gain over none. What
+    the ">= every peer" target counts against the row, with what each
+    lead cost.
+    """
+    out = []
+    for name, (_, rows) in family.items():
+        if label not in rows:
+            continue
+        mine = rows[label].perf_mean
+        ahead = [p for p in peers
+                 if p in rows and rows[p].perf_mean > mine + TIE]
+        if not ahead:
+            continue
+        kept = [p for p in ahead if _row_keeps_bounds(rows, p)]
+        peer = max(kept or ahead, key=lambda p: rows[p].perf_mean)
+        gain, vm_worst = _gain_and_worst_vm(rows[peer], rows['none'])
+        out.append(dict(
+            cluster=name, peer=peer, lead=rows[peer].perf_mean / mine - 1.0,
+            peer_vm_worst=vm_worst, peer_keeps=bool(kept),
+            gain=_gain_and_worst_vm(rows[label], rows['none'])[0]))
+    out.sort(key=lambda item: -item['lead'])
+    return out
+
+
 def worst_clusters(family, label, count=3):
     """The ``count`` clusters where ``label`` harms most (worst VM first)."""
     figs = [(n, cluster_figures(rows, label))

@@ -345,6 +345,39 @@ class TestFamilyVerdict(testtools.TestCase):
         self.assertTrue(verdict.keeps_bounds(
             verdict.cluster_figures(fam['d'][1], 'ours')))
 
+    def test_peer_leads_name_the_peer_that_keeps_the_bounds_first(self):
+        fam = self._family()
+        rows = {
+            'none': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+            'ours': _outcome(0.5, {'x': 0.5, 'y': 0.5}),
+            # ahead by 10 % by slowing x by 40 %
+            'peer': _outcome(0.55, {'x': 0.3, 'y': 0.8}),
+            # ahead by 2 % harmlessly
+            'other': _outcome(0.51, {'x': 0.5, 'y': 0.52})}
+        fam['d'] = (None, rows)
+        leads = verdict.peer_leads(fam, 'ours', ['peer', 'other'])
+        d = [x for x in leads if x['cluster'] == 'd']
+        self.assertEqual(1, len(d))
+        self.assertEqual('other', d[0]['peer'])
+        self.assertTrue(d[0]['peer_keeps'])
+        self.assertAlmostEqual(0.02, d[0]['lead'])
+        self.assertAlmostEqual(0.0, d[0]['gain'])
+        # with only the harmful peer ahead, it is named, and said to harm
+        rows['other'] = rows['none']
+        d = [x for x in verdict.peer_leads(fam, 'ours', ['peer', 'other'])
+             if x['cluster'] == 'd'][0]
+        self.assertEqual(('peer', False), (d['peer'], d['peer_keeps']))
+        self.assertAlmostEqual(-0.4, d['peer_vm_worst'])
+        # a lead within the tie is no lead
+        rows['peer'] = _outcome(0.5 + verdict.TIE / 2, {'x': 0.5, 'y': 0.5})
+        self.assertNotIn('d', [x['cluster'] for x in verdict.peer_leads(
+            fam, 'ours', ['peer', 'other'])])
+        # they are the clusters the >= every peer target misses
+        t = verdict.family_targets(fam, ['ours'], ['peer', 'other'],
+                                   'none')['ours']
+        missed = len(verdict.peer_leads(fam, 'ours', ['peer', 'other']))
+        self.assertAlmostEqual(1 - missed / 4.0, t['peers_share'])
+
     def test_the_harmless_share_leaves_out_a_best_row_that_harms(self):
         fam = self._family()
         # the peer reaches 0.6 by slowing x by 40 %; ours reaches 0.55
