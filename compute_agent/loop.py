@@ -153,9 +153,10 @@ class Collector(object):
         topology (libvirt unreachable since the start).
         """
         started = self._clock()
-        runs = [(sample, self._clock()) for sample in
-                (self._run_source(source, started)
-                 for source in self.sources)]
+        runs = []   # (sample, end of the source's turn)
+        for source in self.sources:
+            sample = self._run_source(source, started)
+            runs.append((sample, self._clock()))
         samples = [sample for sample, _ in runs]
         # The cumulative counters are read while the sources run, libvirt's
         # all at once at the end of its turn; a cycle slowed down before
