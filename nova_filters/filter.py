@@ -60,7 +60,7 @@ class ContentionFilter(filters.BaseHostFilter):
         if not nodes:
             return True      # NUMATopologyFilter decides whether it fits
         hot = saturation.saturated_nodes(
-            cells, nodes, group.filter_mpki_threshold,
+            cells.states, nodes, group.filter_mpki_threshold,
             group.filter_overhead_threshold)
         if hot:
             LOG.debug('%s: landing NUMA node(s) %s saturated; rejected for '

@@ -99,6 +99,25 @@ class Request:
             CONF.compute.packing_host_numa_cells_allocation_strategy)
 
 
+class Cells:
+    """A host report's CellStates by node id, and whether they all match.
+
+    Built once per report (the service caches it): whether every cell
+    carries the same telemetry state decides whether Nova's choice can
+    matter, and comparing the states for every host of every request
+    took about a tenth of the weigher's time at 1,000 hosts
+    (``bench.nova``).
+    """
+
+    __slots__ = ('states', 'uniform')
+
+    def __init__(self, states):
+        #: {node id: CellState}
+        self.states = states
+        values = list(states.values())
+        self.uniform = all(v == values[0] for v in values)
+
+
 class LandingPredictor:
     """Landing cells per (host state, request shape); see the module doc."""
 
@@ -110,20 +129,18 @@ class LandingPredictor:
         self.nova_calls = 0
         self.skipped = 0
 
-    def nodes(self, host_state, request, cell_states):
+    def nodes(self, host_state, request, cells):
         """Host NUMA node ids the instance lands on, or None if it fits none.
 
         :param request: the :class:`Request`.
-        :param cell_states: {node id: CellState} from the host's report.
+        :param cells: the :class:`Cells` of the host's report.
         """
         host_topology = host_state.numa_topology
         if not request.topology or not host_topology:
-            return tuple(sorted(cell_states))
-        states = list(cell_states.values())
-        if len(host_topology.cells) == len(cell_states) and all(
-                s == states[0] for s in states):
+            return tuple(sorted(cells.states))
+        if cells.uniform and len(host_topology.cells) == len(cells.states):
             self.skipped += 1
-            return tuple(sorted(cell_states))[:request.cell_count]
+            return tuple(sorted(cells.states))[:request.cell_count]
         return self.nova_nodes(host_state, request)
 
     def nova_nodes(self, host_state, request):

@@ -168,11 +168,11 @@ class ContentionService:
         return profile
 
     def cells(self, report):
-        """{node: CellState} of a report, cached per (host, timestamp)."""
+        """The :class:`landing.Cells` of a report, cached per (host, time)."""
         key = (report.host, report.timestamp)
         cells = self._cells_cache.get(key)
         if cells is None:
-            cells = features.cells_from_report(report)
+            cells = landing.Cells(features.cells_from_report(report))
             self._cells_cache[key] = cells
             while len(self._cells_cache) > 20000:
                 self._cells_cache.popitem(last=False)

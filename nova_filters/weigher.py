@@ -55,10 +55,10 @@ def landing_states(svc, host_states, spec_obj, reports):
             continue
         cells = svc.cells(report)
         nodes = svc.landing.nodes(host_state, request, cells)
-        if not nodes or any(n not in cells for n in nodes):
+        if not nodes or any(n not in cells.states for n in nodes):
             states[name] = 'no landing cell known'
             continue
-        states[name] = tuple(cells[n] for n in nodes)
+        states[name] = tuple(cells.states[n] for n in nodes)
     return states
 
 

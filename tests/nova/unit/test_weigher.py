@@ -418,7 +418,7 @@ class TestLanding(ContentionTestBase):
     def test_spread_on_the_less_used_cell(self):
         host = self.hosts('h')[0]
         host.numa_topology = numa_host_topology((3, 1))
-        states = {0: 'a', 1: 'b'}
+        states = landing.Cells({0: 'a', 1: 'b'})
         nodes = landing.LandingPredictor().nodes(
             host, landing.Request(request(numa_cells=1)), states)
         self.assertEqual((1,), nodes)
@@ -446,9 +446,9 @@ class TestLanding(ContentionTestBase):
         predictor = landing.LandingPredictor()
         self.assertEqual((0,), predictor.nodes(
             host, landing.Request(request(numa_cells=1)),
-            {0: 'same', 1: 'same'}))
+            landing.Cells({0: 'same', 1: 'same'})))
         self.assertEqual((0, 1), predictor.nodes(
-            host, landing.Request(request()), {0: 'a', 1: 'b'}))
+            host, landing.Request(request()), landing.Cells({0: 'a', 1: 'b'})))
         self.assertEqual(0, predictor.nova_calls)
         self.assertEqual(1, predictor.skipped)
 
