@@ -251,10 +251,10 @@ def _counted_at(runs):
     (``read_at``), else the end of the turn of the first of them: the
     merge takes each counter from the first source that has it, so that
     source's (libvirt's CPU time and perf events, which the plausibility
-    bounds check) date the interval. A source that runs after it (resctrl
-    asking libvirt about a domain being destroyed, the NUMA memory of a
-    QEMU process being torn down: 20-90 ms each under ``virsh destroy``)
-    may wait without moving that moment. None when nothing was counted.
+    bounds check) date the interval. A source that runs after it may
+    wait without moving that moment: under ``virsh destroy``
+    (tests/functional/hypervisor) resctrl's libvirt calls took 16-92 ms
+    and ``numa_memory``'s reads 7-14 ms. None when nothing was counted.
     """
     counting = [(sample, end) for sample, end in runs
                 if any(inst.counters.get(name) is not None
