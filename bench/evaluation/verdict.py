@@ -383,14 +383,11 @@ def family_targets(family, ours, peers, stabilization):
         figs = {n: cluster_figures(rows, label)
                 for n, (_, rows) in family.items() if label in rows}
 
-        def beats(rows, fair):
-            return all(rows[label].perf_mean >= rows[p].perf_mean - TIE
-                       for p in peers if p in rows and (
-                           not fair or _row_keeps_bounds(rows, p)))
-        good = [n for n, (_, rows) in family.items()
-                if n in figs and beats(rows, False)]
-        fair = [n for n, (_, rows) in family.items()
-                if n in figs and beats(rows, True)]
+        leads = peer_leads(family, label, peers)
+        behind = {x['cluster'] for x in leads}
+        behind_fair = {x['cluster'] for x in leads if x['peer_keeps']}
+        good = [n for n in figs if n not in behind]
+        fair = [n for n in figs if n not in behind_fair]
         both = [n for n, (_, rows) in family.items()
                 if n in figs and stabilization in rows
                 and figs[n]['gain'] > TIE
