@@ -10,6 +10,7 @@ re-deal runs.
 
 import collections
 import itertools
+import math
 
 from contention import classify
 from contention import cluster
@@ -83,13 +84,18 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
                         result[s] += measure.misses(inst) / len(socket_ids)
             return result
 
+        node_socket = {n: s.id for s in host.sockets for n in s.nodes}
+
         def contention(where):
             groups = collections.defaultdict(list)
             for inst in fixed + free:
                 groups[where(inst)].append(inst)
-            return sum(measure.pressure(g, thresholds)
-                       for s, g in groups.items()
-                       if s is not None)
+            return (sum(measure.pressure(g, thresholds)
+                        for s, g in groups.items()
+                        if s is not None)
+                    + math.fsum(_remote_misses(i, where(i), node_socket,
+                                               params)
+                                for i in fixed + free))
         before = loads(lambda i: i.socket)
         after = loads(lambda i: target.get(i.uuid, i.socket))
         reduction = ((max(before.values()) - min(before.values()))
@@ -115,7 +121,11 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
             continue
         # Even misses are not less contention when the sensitive instances
         # end up beside the heavy ones (Merlin section 3.4): the re-deal
-        # must lower the predicted contention by more than it costs.
+        # must lower the predicted contention by more than it costs,
+        # counting the misses it sends to remote memory as the NUMA
+        # repair counts those it brings home (one rule for both phases,
+        # so the repair does not undo a re-deal that the next re-deal
+        # would make again).
         gain = (contention(lambda i: i.socket)
                 - contention(lambda i: target.get(i.uuid, i.socket)))
         if gain <= cost:
@@ -147,6 +157,29 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
                     inst.uuid, host.name, target[inst.uuid],
                     move_memory=feasibility.memory_follows(inst, params)))
     return actions, skipped
+
+
+def _remote_misses(inst, socket, node_socket, params):
+    """``inst``'s LLC misses/s reaching remote memory once on ``socket``.
+
+    A re-pin takes the memory along where :func:`feasibility.memory_follows`
+    says so (no remote misses after it); otherwise the memory stays on
+    its node's socket. An instance already remote keeps its reported
+    remote fraction; one whose memory a re-pin leaves behind sends all
+    its misses there. The term :meth:`.state.State.remote_misses` gives
+    the NUMA repair (:mod:`.repair`).
+    """
+    if socket is None or inst.socket is None:
+        return 0.0
+    if socket != inst.socket and feasibility.memory_follows(inst, params):
+        return 0.0
+    mem = node_socket.get(inst.memory_node, inst.socket)
+    if mem == socket:
+        return 0.0
+    ratio = inst.remote_memory_ratio
+    if mem == inst.socket or ratio is None:
+        return measure.misses(inst)
+    return measure.misses(inst) * min(1.0, max(0.0, ratio))
 
 
 def deal(instances, n_groups):

@@ -93,9 +93,10 @@ class TestLocalPhase(testtools.TestCase):
     def test_redeal_whose_memory_moves_cost_more_is_skipped(self):
         # 64 GiB instances: moving one's memory (64 x 2.5e5 = 1.6e7) costs
         # more than the 4M misses/s the re-deal takes off the difference.
+        # MF 0.25-0.4: every instance's memory moves with its vCPUs.
         view = v.view([v.host('a', memory_mib=262144)],
                       [v.vm('x%d' % m, 'a', m * M, socket=s,
-                            memory_mib=65536)
+                            memory_mib=65536, mf=0.2 + 0.05 * m)
                        for m, s in ((4, 0), (3, 0), (2, 1), (1, 1))])
         actions, skipped = local.local_phase(view, swap.SwapParameters())
         self.assertEqual([], actions)
@@ -120,6 +121,24 @@ class TestLocalPhase(testtools.TestCase):
         actions, _ = local.local_phase(
             view, swap.SwapParameters(local_memory_mf=0.0))
         self.assertTrue(all(a.move_memory for a in actions))
+
+    def test_memory_left_behind_counts_against_the_re_deal(self):
+        # x1's MF (0.15) leaves its memory on socket 1 when the deal sends
+        # it to socket 0: all its 1M misses/s would then go remote, more
+        # than the co-runner contention the deal removes, the same
+        # figure the NUMA repair would count to bring it home again.
+        view = v.view([v.host('a')],
+                      [v.vm('x%d' % m, 'a', m * M, socket=s)
+                       for m, s in ((4, 0), (3, 0), (2, 1), (1, 1))])
+        params = swap.SwapParameters(migration_cost_per_gib=0)
+        actions, skipped = local.local_phase(view, params)
+        self.assertEqual([], actions)
+        self.assertEqual('no_predicted_gain',
+                         skipped[0].reason.split(':')[0])
+        # With its memory moving along, the same deal pays.
+        actions, _ = local.local_phase(view, dataclasses.replace(
+            params, local_memory_mf=0.0))
+        self.assertIn('x1', [a.instance for a in actions])
 
     def test_a_service_takes_its_memory_along(self):
         # A service answering requests (CPU use under SERVING_UTIL) would
@@ -779,13 +798,15 @@ class TestNumaRepair(testtools.TestCase):
         self.assertEqual((cluster.Repin('z', 'a', 1, move_memory=False),),
                          plan.actions)
 
-    def test_cache_aware_leaves_low_mf_memory_behind(self):
-        # Its local phase re-pins low-MF instances without their memory on
-        # purpose (local_memory_mf); the repair must not undo that.
-        plan = swap.cache_aware(self._w_w(mf=0.1), self.PARAMS)
-        self.assertEqual((), plan.actions)
-        plan = swap.numa_aware(self._w_w(mf=0.1), self.PARAMS)
-        self.assertEqual(4, len(plan.actions))
+    def test_both_algorithms_repair_low_mf_instances(self):
+        # A low MF (under local_memory_mf) lets the cache-aware local
+        # phase leave memory behind when that pays; it is no reason to
+        # leave an instance remote that a re-pin makes local for free.
+        for algorithm in (swap.cache_aware, swap.numa_aware):
+            view = self._w_w(mf=0.1)
+            plan = algorithm(view, self.PARAMS)
+            self.assertEqual(4, len(plan.actions), algorithm.__name__)
+            self.assertTrue(all(self._memory_local(view, plan).values()))
 
     def test_cooldown_and_pinned_are_left(self):
         view = self._w_w(last_moved_at=9999.0)
