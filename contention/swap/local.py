@@ -84,18 +84,13 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
                         result[s] += measure.misses(inst) / len(socket_ids)
             return result
 
-        node_socket = {n: s.id for s in host.sockets for n in s.nodes}
-
         def contention(where):
             groups = collections.defaultdict(list)
             for inst in fixed + free:
                 groups[where(inst)].append(inst)
-            return (sum(measure.pressure(g, thresholds)
-                        for s, g in groups.items()
-                        if s is not None)
-                    + math.fsum(_remote_misses(i, where(i), node_socket,
-                                               params)
-                                for i in fixed + free))
+            return sum(measure.pressure(g, thresholds)
+                       for s, g in groups.items()
+                       if s is not None)
         before = loads(lambda i: i.socket)
         after = loads(lambda i: target.get(i.uuid, i.socket))
         reduction = ((max(before.values()) - min(before.values()))
@@ -126,8 +121,14 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
         # repair counts those it brings home (one rule for both phases,
         # so the repair does not undo a re-deal that the next re-deal
         # would make again).
+        node_socket = {n: s.id for s in host.sockets for n in s.nodes}
+        sent_remote = math.fsum(
+            _remote_misses(i, target[i.uuid], node_socket, params)
+            - _remote_misses(i, i.socket, node_socket, params)
+            for i in free if target[i.uuid] != i.socket)
         gain = (contention(lambda i: i.socket)
-                - contention(lambda i: target.get(i.uuid, i.socket)))
+                - contention(lambda i: target.get(i.uuid, i.socket))
+                - sent_remote)
         if gain <= cost:
             skipped.append(cluster.Skipped(
                 host.name, 'no_predicted_gain: re-dealing evens the '
@@ -163,23 +164,16 @@ def _remote_misses(inst, socket, node_socket, params):
     """``inst``'s LLC misses/s reaching remote memory once on ``socket``.
 
     A re-pin takes the memory along where :func:`feasibility.memory_follows`
-    says so (no remote misses after it); otherwise the memory stays on
-    its node's socket. An instance already remote keeps its reported
-    remote fraction; one whose memory a re-pin leaves behind sends all
-    its misses there. The term :meth:`.state.State.remote_misses` gives
-    the NUMA repair (:mod:`.repair`).
+    says so; otherwise the memory stays on its node's socket
+    (``node_socket``: the host's {node: socket}) and
+    :func:`measure.remote_fraction` of the misses go there, as the NUMA
+    repair counts them (:meth:`.state.State.remote_misses`).
     """
-    if socket is None or inst.socket is None:
-        return 0.0
-    if socket != inst.socket and feasibility.memory_follows(inst, params):
+    if inst.socket is None or (socket != inst.socket
+                               and feasibility.memory_follows(inst, params)):
         return 0.0
     mem = node_socket.get(inst.memory_node, inst.socket)
-    if mem == socket:
-        return 0.0
-    ratio = inst.remote_memory_ratio
-    if mem == inst.socket or ratio is None:
-        return measure.misses(inst)
-    return measure.misses(inst) * min(1.0, max(0.0, ratio))
+    return measure.misses(inst) * measure.remote_fraction(inst, socket, mem)
 
 
 def deal(instances, n_groups):

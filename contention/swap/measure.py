@@ -15,6 +15,25 @@ def misses(instance):
     return instance.llc_misses_per_s or 0.0
 
 
+def remote_fraction(inst, socket, memory_socket):
+    """The share of ``inst``'s misses that reach remote memory.
+
+    With its vCPUs on ``socket`` and most of its memory on
+    ``memory_socket`` (None where unknown): none when they are the same
+    socket; where its memory is already away from its vCPUs' socket the
+    report's ``remote_memory_ratio`` (all of it if unknown); all of it
+    where a re-pin would leave behind memory that is local now. What the
+    NUMA repair removes and a local re-deal that leaves memory behind
+    adds (:meth:`.state.State.remote_share`, :mod:`.local`).
+    """
+    if socket is None or memory_socket is None or memory_socket == socket:
+        return 0.0
+    ratio = inst.remote_memory_ratio
+    if ratio is None or memory_socket == inst.socket:
+        return 1.0
+    return min(1.0, max(0.0, ratio))
+
+
 def spread(loads):
     """Coefficient of variation (population std / mean); 0 if no load."""
     loads = list(loads)

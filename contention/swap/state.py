@@ -286,8 +286,7 @@ class State:
         mem = self.memory_socket(inst)
         if mem is None or mem == inst.socket:
             return None, 0.0
-        ratio = inst.remote_memory_ratio
-        return mem, (1.0 if ratio is None else min(1.0, max(0.0, ratio)))
+        return mem, measure.remote_fraction(inst, inst.socket, mem)
 
     def own_remote_misses(self, inst):
         """``inst``'s LLC misses/s that reach another socket's memory.

@@ -801,6 +801,20 @@ class TestOwnRemoteMemory(testtools.TestCase):
             v.vm('l', 'a', 1 * M, socket=1, mf=0.05,
                  remote_memory_ratio=0.0)])
 
+    def test_remote_fraction_is_one_rule_for_state_and_re_deal(self):
+        remote = v.vm('r', 'a', 1 * M, socket=0, memory_node=1,
+                      remote_memory_ratio=0.6)
+        local_ = v.vm('l', 'a', 1 * M, socket=0, remote_memory_ratio=0.1)
+        # Already remote: the reported share; home: none.
+        self.assertEqual(0.6, measure.remote_fraction(remote, 0, 1))
+        self.assertEqual(0.0, measure.remote_fraction(remote, 1, 1))
+        # Memory that a re-pin leaves behind: all of it.
+        self.assertEqual(1.0, measure.remote_fraction(local_, 1, 0))
+        self.assertEqual(0.0, measure.remote_fraction(local_, 0, 0))
+        state = swap.State(v.view([v.host('a')], [remote, local_]))
+        self.assertEqual((1, 0.6), state.remote_share(remote))
+        self.assertEqual(0.6 * M, state.own_remote_misses(remote))
+
     def test_leaving_a_sensitive_vm_s_memory_behind_is_dropped(self):
         plan = cluster.Plan(actions=(
             cluster.Repin('c', 'a', 1, move_memory=False),))
