@@ -358,6 +358,27 @@ class Prediction:
     feature: np.ndarray
 
 
+def settled(values):
+    """``values`` as a float64 array rounded to single precision.
+
+    The simulator's figures, and so the training rows and the features a
+    model is asked about, differ in their last bits between CPUs: numpy
+    picks AVX-512 or AVX2 kernels for its elementwise maths and
+    reductions at run time, and they round differently (up to about
+    1e-14 relative on the rows of ``ahn-wl1``). A forest fitted to such
+    targets can break a tie between two splits one way on one machine
+    and the other way on the next, and a weigher's choice between two
+    close hosts then flips: the arrival row of ``ahn-wl1`` in
+    ``doc/evaluation.md`` ended with a minimum VM of 0.824 with numpy's
+    AVX-512 kernels and 0.879 with them disabled
+    (``NPY_DISABLE_CPU_FEATURES``; simulated). Rounded to single
+    precision (about seven significant digits, far finer than any
+    counter measures) the rows are the same on both, and so is the
+    model. Fitting and predicting both read their inputs through this.
+    """
+    return np.asarray(values, float).astype(np.float32).astype(float)
+
+
 class InterferenceModel:
     """(profile, cell) features -> (performance, co-runner slowdown).
 
@@ -405,7 +426,7 @@ class InterferenceModel:
         return _RoutedForests(self._pair, fallback=fallback)
 
     def fit(self, X, Y, groups=None):
-        X, Y = np.asarray(X, float), np.asarray(Y, float)
+        X, Y = settled(X), settled(Y)
         if X.ndim != 2 or X.shape[1] != len(features.FEATURE_NAMES):
             raise ValueError('expected %d features per row, got shape %s'
                              % (len(features.FEATURE_NAMES), X.shape))
@@ -429,7 +450,9 @@ class InterferenceModel:
         A fold fits fallback forests only when some row lacks
         ``mf_small_llc`` (when every row has it they would answer none).
         """
-        X = np.asarray(X, float)
+        X, Y = settled(X), settled(Y)
+        if X_scored is not None:
+            X_scored = settled(X_scored)
         fallback = bool((~_known(X)).any()) or (
             X_scored is not None
             and bool((~_known(np.asarray(X_scored, float))).any()))
@@ -442,7 +465,7 @@ class InterferenceModel:
         """Array (n, 2): performance and co-runner slowdown, clipped 0-1."""
         if self.forests_ is None and self.fallback_forests_ is None:
             raise ValueError('the interference model is not trained')
-        X = np.asarray(X, float)
+        X = settled(X)
         if X.ndim == 1:
             X = X.reshape(1, -1)
         return np.clip(_predict(self.forests_, self.fallback_forests_, X),
@@ -456,7 +479,7 @@ class InterferenceModel:
         """
         if self.forests_ is None and self.fallback_forests_ is None:
             raise ValueError('the interference model is not trained')
-        X = np.asarray(X, float)
+        X = settled(X)
         if X.ndim == 1:
             X = X.reshape(1, -1)
         Y, spread = _predict(self.forests_, self.fallback_forests_, X,
@@ -499,7 +522,7 @@ class PlacementVectorModel:
         :param groups: workload name of each run (for leave-one-out).
         :param placements: label of each column.
         """
-        Y = np.asarray(vectors, float)
+        Y = settled(vectors)
         if Y.ndim != 2 or Y.shape[1] != len(placements):
             raise ValueError('performance vectors must have one column per '
                              'placement (%d), got shape %s'
@@ -525,5 +548,5 @@ class PlacementVectorModel:
         """Performance vectors from (n, 2) observations in ``inputs_``."""
         if self.forest_ is None:
             raise ValueError('the placement-vector model is not trained')
-        X = np.asarray(observed, float).reshape(-1, 2)
+        X = settled(observed).reshape(-1, 2)
         return self.forest_.predict(X).reshape(len(X), -1)
