@@ -364,8 +364,8 @@ def settled(values):
     The simulator's figures, and so the training rows and the features a
     model is asked about, differ in their last bits between CPUs: numpy
     picks AVX-512 or AVX2 kernels for its elementwise maths and
-    reductions at run time, and they round differently (up to about
-    1e-14 relative on the rows of ``ahn-wl1``). A forest fitted to such
+    reductions at run time, and they round differently (up to 3e-14
+    relative on the training rows of ``ahn-wl1``). A forest fitted to such
     targets can break a tie between two splits one way on one machine
     and the other way on the next, and a weigher's choice between two
     close hosts then flips: the arrival row of ``ahn-wl1`` in
