@@ -121,7 +121,7 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
         # repair counts those it brings home (one rule for both phases,
         # so the repair does not undo a re-deal that the next re-deal
         # would make again).
-        node_socket = {n: s.id for s in host.sockets for n in s.nodes}
+        node_socket = measure.node_sockets(host)
         sent_remote = math.fsum(
             _remote_misses(i, target[i.uuid], node_socket, params)
             - _remote_misses(i, i.socket, node_socket, params)

@@ -15,6 +15,11 @@ def misses(instance):
     return instance.llc_misses_per_s or 0.0
 
 
+def node_sockets(host):
+    """``{NUMA node: id of the socket holding it}`` of a HostView."""
+    return {n: s.id for s in host.sockets for n in s.nodes}
+
+
 def remote_fraction(inst, socket, memory_socket):
     """The share of ``inst``'s misses that reach remote memory.
 

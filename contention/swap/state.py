@@ -69,8 +69,8 @@ class State:
         #: {(host, socket id): SocketView} and {(host, node): socket id}.
         self._sockets = {(h.name, s.id): s for h in view.hosts
                          for s in h.sockets}
-        self._node_socket = {(h.name, n): s.id for h in view.hosts
-                             for s in h.sockets for n in s.nodes}
+        self._node_socket = {(h.name, n): socket for h in view.hosts
+                             for n, socket in measure.node_sockets(h).items()}
         #: {uuid: measure.sensitivity}: it reads only the instance's
         #: counters, which no action changes.
         self._sensitivity = {}
