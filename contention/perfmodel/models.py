@@ -455,7 +455,7 @@ class InterferenceModel:
             X_scored = settled(X_scored)
         fallback = bool((~_known(X)).any()) or (
             X_scored is not None
-            and bool((~_known(np.asarray(X_scored, float))).any()))
+            and bool((~_known(X_scored)).any()))
         self.cv_ = leave_one_group_out(lambda: self._make(fallback), X, Y,
                                        groups, features.TARGET_NAMES,
                                        evaluate=evaluate, X_scored=X_scored)
