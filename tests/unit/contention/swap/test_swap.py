@@ -13,6 +13,7 @@ from contention.swap import feasibility
 from contention.swap import harm
 from contention.swap import local
 from contention.swap import measure
+from contention.swap import repair
 from contention.swap import state as state_mod
 from tests.unit.contention.swap import views as v
 
@@ -788,6 +789,39 @@ class TestNumaRepair(testtools.TestCase):
         plan = swap.numa_aware(big, self.PARAMS)
         self.assertEqual((), plan.actions)
         self.assertEqual('numa_remote', _reasons(plan)['z'])
+
+    def test_vcpus_do_not_follow_the_memory_onto_busy_cores(self):
+        # Two sockets of 2 cores x 2 threads. z runs on socket 0 with its
+        # memory on node 1, where l0 uses ``util`` of its 2 vCPUs. On
+        # busy cores z's vCPU would share one with a sibling, and both
+        # instances there would lose a third of the CPU they want, more
+        # than the remote penalty z sheds; beside an idle l0 a core is
+        # free. (l0 is spared the co-runner rule, as the host's other
+        # repair candidates are, to judge the CPU alone.)
+        socks = tuple(cluster.SocketView(s, (s,), 4, 32768, cores=2)
+                      for s in range(2))
+        for util, fits in ((1.0, False), (0.2, True)):
+            view = v.view([cluster.HostView('a', socks, 8, 65536,
+                                            disk_gb_total=500)],
+                          [v.vm('z', 'a', 8 * M, socket=0, vcpus=1,
+                                memory_node=1, cpu_util=1.0),
+                           v.vm('l0', 'a', 1 * M, socket=1, vcpus=2,
+                                cpu_util=util)])
+            state = swap.State(view, swap.SOCKET)
+            tried = repair._try_repair(
+                state, [(state.inst['z'], 1, False, 1.0)], self.PARAMS,
+                {'z', 'l0'})
+            self.assertEqual(fits, tried is not None, util)
+            self.assertEqual(0, state.inst['z'].socket)
+        # Moving z off a socket it overflows (3 busy vCPUs, 2 cores) onto
+        # one where it overflows as much costs nothing: it may move.
+        view = v.view([cluster.HostView('a', socks, 8, 65536,
+                                        disk_gb_total=500)],
+                      [v.vm('z', 'a', 8 * M, socket=0, vcpus=3,
+                            memory_node=1, cpu_util=1.0)])
+        state = swap.State(view, swap.SOCKET)
+        self.assertIsNotNone(repair._try_repair(
+            state, [(state.inst['z'], 1, False, 1.0)], self.PARAMS, {'z'}))
 
     def test_vcpus_follow_the_memory_when_its_socket_has_room(self):
         view = v.view([v.host('a', cpus=2)],
