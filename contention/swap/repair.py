@@ -254,7 +254,7 @@ def _core_overflow(state, host, socket):
 
 
 def _cpu_pays(state, moves, overflow_before):
-    """Whether the repaired ``moves`` give back more than CPU they cost.
+    """Whether the repair ``moves`` give back more than the CPU they cost.
 
     The repair's gain counts memory accesses; a vCPU it puts on a socket
     whose cores are busy shares a core with a sibling thread, and every
