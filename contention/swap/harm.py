@@ -1054,10 +1054,8 @@ def _cpu_overflows(state, inst, before, baseline, both=False):
     if inst.socket is None:
         return 0.0, 0.0
     now = state.per_host(inst.host, ('core_overflow', inst.socket),
-                         lambda: measure.core_overflow(
-                             state.on_host[inst.host].values(),
-                             state.hosts[inst.host], inst.socket,
-                             baseline.wanted_cpu))
+                         lambda: state.core_overflow(
+                             inst.host, inst.socket, baseline.wanted_cpu))
     if now <= 0 and not both:
         return 0.0, 0.0
     then = (baseline.core_overflow(before.host, before.socket)

@@ -210,7 +210,7 @@ def _try_repair(state, moves, params, candidates):
     for inst, socket, _mem, _ratio in moves:
         keys.update({(host, inst.socket), (host, socket)})
     vcpus_before = {k: state.cell_used[k][0] for k in keys}
-    overflow_before = {k: _core_overflow(state, *k) for k in keys}
+    overflow_before = {k: state.core_overflow(*k) for k in keys}
     before = state.pressure(keys) + state.remote_misses(keys)
     spared = {m[0].uuid for m in moves} | set(candidates)
     judged = {i.uuid: (i, state.co_load(i))
@@ -247,12 +247,6 @@ def _try_repair(state, moves, params, candidates):
     return gain, moved_mib
 
 
-def _core_overflow(state, host, socket):
-    """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""
-    return measure.core_overflow(state.on_host[host].values(),
-                                 state.hosts[host], socket)
-
-
 def _cpu_pays(state, moves, overflow_before):
     """Whether the repair ``moves`` give back more than the CPU they cost.
 
@@ -270,7 +264,7 @@ def _cpu_pays(state, moves, overflow_before):
     socket whose 64 cores were busy slowed it and its eight co-runners
     by 2.5 % each, the cluster's mean by 0.22 % (simulated).
     """
-    now = {key: _core_overflow(state, *key) for key in overflow_before}
+    now = {key: state.core_overflow(*key) for key in overflow_before}
     if now == overflow_before:
         return True
     was = {}

@@ -318,6 +318,11 @@ class State:
         return max(0.0, self.remote_penalty(before)
                    - self.remote_penalty(inst))
 
+    def core_overflow(self, host, socket, wanted=measure.busy_vcpus):
+        """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""
+        return measure.core_overflow(self.on_host[host].values(),
+                                     self.hosts[host], socket, wanted)
+
     def co_load(self, inst, worst=False, rate=None, rate_key=None):
         """:func:`measure.co_load` of ``inst`` now.
 
