@@ -43,7 +43,10 @@ exchange, later actions of the same instance):
   move on its host (``spent``, :func:`.rollback.spent`) may lose at the
   plan's end only what that loss left of its bound; if the end takes
   more, the plan is walked again with that remainder as its bound at
-  every step (:meth:`_Walk.overspent`).
+  every step (:meth:`_Walk.overspent`). And, whatever the model says, a
+  re-pin that moves memory onto a node holding the memory of an
+  instance that runs on another socket (the NUMA repair's rule,
+  :func:`_memory_onto_tenant`).
 
 A re-pin dropped for harming a co-runner that a later migration of the
 same plan takes away from its host, and a migration dropped for harming
@@ -244,7 +247,7 @@ class _Walk:
             if ordered is None:
                 _drop(group, found, skipped, dropped)
                 continue
-            harmed = self.harm(ordered)
+            harmed = self.harm(ordered, found)
             if harmed is not None:
                 for inst in reversed(found):
                     state.restore(inst)
@@ -348,21 +351,27 @@ class _Walk:
         ordered, found = feasible_order(state, group)
         if ordered is None:
             return None
-        if (self.harm(ordered) is None
+        if (self.harm(ordered, found) is None
                 and state.pressure(keys) < before - _EPS):
             return ordered, found
         for inst in reversed(found):
             state.restore(inst)
         return None
 
-    def harm(self, ordered):
+    def harm(self, ordered, originals):
         """(harm_bound reason, instance) if ``ordered`` (applied) hurts one.
 
-        The model judges the instances it values;
-        :meth:`estimate_harm` judges the others. None if no one is hurt.
+        ``originals``: its instances as they were before it. Memory it
+        moves onto a node serving an instance's memory remotely hurts that
+        instance (:func:`_memory_onto_tenant`); the model judges the
+        instances it values; :meth:`estimate_harm` judges the others.
+        None if no one is hurt.
         """
         state, baseline = self.state, self.baseline
         legs = _legs_of(ordered)
+        found = _memory_onto_tenant(state, legs, originals)
+        if found is not None:
+            return found
         for inst in _touched_instances(state, _keys(state, baseline, legs)):
             lost = self.tight.get(inst.uuid)
             params = self.params if lost is None else _left(self.params,
@@ -429,6 +438,34 @@ class _Walk:
                 return found
         return _summed_harm(state, inst, before, params, cpu, remote, loads,
                             gain)
+
+
+def _memory_onto_tenant(state, legs, originals):
+    """(harm_bound reason, tenant) if ``legs`` move memory onto its node.
+
+    A re-pin that moves an instance's memory to another node, where the
+    memory of an instance running on another socket stays
+    (:meth:`.state.State.remote_tenant`, the rule the NUMA repair plans
+    by). The repair may plan such a move where its earlier repairs make
+    the tenant local; once the check drops those, or orders them after
+    it, the move alone crowds the tenant's memory controller. On a
+    generated 4-socket cluster (seed 113, ``gen-small-010``) the walk
+    dropped a rotation that made two streamers local and kept a third
+    streamer's memory move onto their node: they lost 12 % each
+    (simulated).
+    """
+    moved = {leg.instance for leg in legs}
+    for leg, before in zip(legs, originals):
+        if not (isinstance(leg, cluster.Repin) and leg.move_memory
+                and state.memory_socket(before) != leg.dest_socket):
+            continue
+        tenant = state.remote_tenant(leg.host, leg.dest_socket, moved)
+        if tenant is not None:
+            return ('harm_bound: %s\'s memory would join, on socket %s\'s '
+                    'node, that of %s, whose vCPUs run on socket %s'
+                    % (leg.instance, leg.dest_socket, tenant.uuid,
+                       tenant.socket)), tenant.uuid
+    return None
 
 
 def _repairs(state, groups):

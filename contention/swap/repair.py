@@ -57,9 +57,9 @@ def numa_repair(state, params, skipped):
     3. else move its memory to its vCPUs' node (libvirt numatune, the
        kernel migrates the pages), if the node has room, holds the
        memory of no instance running on another socket
-       (:func:`_remote_tenant`), and the remote accesses removed (its LLC
-       misses/s x remote fraction) exceed the memory's cost
-       (``migration_cost_per_gib``).
+       (:meth:`.state.State.remote_tenant`), and the remote accesses
+       removed (its LLC misses/s x remote fraction) exceed the memory's
+       cost (``migration_cost_per_gib``).
 
     Instances moved within ``cooldown_s``, without telemetry, or with a
     NUMA topology or dedicated CPUs (Nova binds their memory) are left.
@@ -225,7 +225,8 @@ def _try_repair(state, moves, params, candidates):
                 moved_mib += inst.memory_mib * ratio
         moved = {m[0].uuid for m in moves}
         for inst, socket, move_memory, _ratio in moves:
-            if move_memory and _remote_tenant(state, host, socket, moved):
+            if (move_memory and state.remote_tenant(host, socket, moved)
+                    is not None):
                 return None
         for key in keys:
             cpus = state.socket_cpus(*key)
@@ -282,22 +283,3 @@ def _cpu_pays(state, moves, overflow_before):
                 * measure.memory_sensitivity(inst)
                 for inst, _socket, _mem, _ratio in moves)
     return lost <= given
-
-
-def _remote_tenant(state, host, socket, moved):
-    """Whether ``socket``'s node holds the memory of a remote instance.
-
-    A remote instance: one not in ``moved`` whose vCPUs run on another
-    socket. A repair that moves memory onto that node sends its misses to
-    the memory controller serving the tenant's, which already pays the
-    interconnect for each (Merlin section 3.2: MC and IC contention); the
-    co-runner estimate, which counts the misses of the instances sharing
-    a socket's cache, does not see it. On generated clusters such moves
-    cost busy services whose memory was left remote 14-40 % (simulated;
-    ``doc/watcher.md``).
-    """
-    for other in state.on_host[host].values():
-        if (other.uuid not in moved and other.socket != socket
-                and state.memory_socket(other) == socket):
-            return True
-    return False

@@ -318,6 +318,29 @@ class State:
         return max(0.0, self.remote_penalty(before)
                    - self.remote_penalty(inst))
 
+    def remote_tenant(self, host, socket, moved=()):
+        """An instance whose memory ``socket``'s node serves remotely, or None.
+
+        One not in ``moved`` (uuids) whose vCPUs run on another socket of
+        ``host`` and whose memory is on ``socket``'s node. Memory moved
+        onto that node sends its misses to the memory controller serving
+        the tenant's, which already pays the interconnect for each
+        (Merlin section 3.2: MC and IC contention); the co-runner
+        estimate, which counts the misses of the instances sharing a
+        socket's cache, does not see it, nor is the tenant on a socket
+        the move touches. The NUMA repair moves no memory there
+        (:mod:`.repair`), and the harm check drops a memory move that
+        lands there once the plan's other moves are dropped or reordered
+        (:mod:`.harm`). On generated clusters such moves cost busy
+        services whose memory was left remote 14-40 % (simulated;
+        ``doc/watcher.md``).
+        """
+        for other in self.on_host[host].values():
+            if (other.uuid not in moved and other.socket != socket
+                    and self.memory_socket(other) == socket):
+                return other
+        return None
+
     def core_overflow(self, host, socket, wanted=measure.busy_vcpus):
         """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""
         return measure.core_overflow(self.on_host[host].values(),

@@ -853,6 +853,52 @@ class TestOwnRemoteMemory(testtools.TestCase):
         self.assertEqual(0.0, state.remote_misses([('a', 0), ('a', 1)]))
 
 
+class TestRemoteTenant(testtools.TestCase):
+    """Memory may not move onto a node that serves another VM remotely."""
+
+    def _view(self):
+        # 'z' runs on socket 0 with its memory on node 1; 'y' on socket 2
+        # with its memory on node 0, where z's memory would go.
+        return v.view([v.host('a', sockets=3, cpus=2)], [
+            v.vm('z', 'a', 8 * M, socket=0, vcpus=1, memory_node=1),
+            v.vm('y', 'a', 2 * M, socket=2, vcpus=1, memory_node=0)])
+
+    def test_memory_onto_a_remote_tenant_s_node_is_dropped(self):
+        # What the walk keeps where the repair of 'y' that made the move
+        # acceptable is dropped: z's misses would queue at the memory
+        # controller y's already cross the interconnect to.
+        plan = cluster.Plan(actions=(
+            cluster.Repin('z', 'a', 0, move_memory=True),))
+        out = harm.check(self._view(), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertEqual("harm_bound: z's memory would join, on socket 0's "
+                         "node, that of y, whose vCPUs run on socket 2",
+                         out.skipped[0].reason)
+
+    def test_after_the_tenant_s_own_repair_it_passes(self):
+        plan = cluster.Plan(actions=(
+            cluster.Repin('y', 'a', 2, move_memory=True),
+            cluster.Repin('z', 'a', 0, move_memory=True)))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(), plan, PARAMS).actions)
+        # In the other order z's memory lands first: dropped.
+        out = harm.check(self._view(), cluster.Plan(
+            actions=plan.actions[::-1]), PARAMS)
+        self.assertEqual(plan.actions[:1], out.actions)
+
+    def test_vcpus_moving_onto_their_memory_move_none(self):
+        # 'y' re-pinned onto its memory's socket with move_memory: no
+        # memory moves, so none joins that of 'w', also served from
+        # node 0.
+        view = v.view([v.host('a', sockets=3, cpus=2)], [
+            v.vm('w', 'a', 2 * M, socket=1, vcpus=1, memory_node=0),
+            v.vm('y', 'a', 2 * M, socket=2, vcpus=1, memory_node=0)])
+        plan = cluster.Plan(actions=(
+            cluster.Repin('y', 'a', 0, move_memory=True),))
+        self.assertEqual(plan.actions,
+                         harm.check(view, plan, PARAMS).actions)
+
+
 class TestHostChoosesTheSocket(testtools.TestCase):
     """A migration that lets the host choose the socket: judge the worst."""
 
