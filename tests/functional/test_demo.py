@@ -1,4 +1,4 @@
-"""``contention-sim demo`` end to end on a small scenario.
+"""``contention-sim demo`` end to end.
 
 Runs the demo as a separate process (as an operator would; it configures
 Watcher's global options, which must not leak into other tests) and reads
@@ -22,18 +22,25 @@ SCENARIO = os.path.join(os.path.dirname(__file__), 'data',
 
 class TestDemo(testtools.TestCase):
 
-    def run_demo(self, *extra):
+    def run_demo(self, *extra, scenario=SCENARIO):
+        """Run the demo on ``scenario`` (None: the embedded default)."""
         out = tempfile.mkdtemp()
         self.addCleanup(subprocess.run, ['rm', '-rf', out])
+        where = ['--scenario', scenario] if scenario else []
         proc = subprocess.run(
-            [sys.executable, '-m', 'contention.sim.cmd', 'demo',
-             '--scenario', SCENARIO, '--new-instances', '2', '--seed', '3',
-             '--output-dir', out] + list(extra),
+            [sys.executable, '-m', 'contention.sim.cmd', 'demo'] + where
+            + ['--new-instances', '2', '--seed', '3',
+               '--output-dir', out] + list(extra),
             capture_output=True, text=True, timeout=600)
         return proc, out
 
     def test_demo_reports_a_real_improvement(self):
-        proc, out = self.run_demo('--no-plot')
+        # On the embedded default (Ahn et al.'s WL1, what `make demo`
+        # runs). The small scenario's worst-case start has one repair the
+        # harm check lets through alone, a memory move onto the node of a
+        # VM left remote, which it refuses (doc/watcher.md, "NUMA
+        # repair"): there doing nothing is the plan.
+        proc, out = self.run_demo('--no-plot', scenario=None)
         self.assertEqual(0, proc.returncode, proc.stderr[-3000:])
         for stage in ('cluster', 'telemetry', 'nova', 'watcher', 'report'):
             self.assertIn('[simulated] %s' % stage, proc.stdout)
