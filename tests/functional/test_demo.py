@@ -36,10 +36,9 @@ class TestDemo(testtools.TestCase):
 
     def test_demo_reports_a_real_improvement(self):
         # On the embedded default (Ahn et al.'s WL1, what `make demo`
-        # runs). The small scenario's worst-case start has one repair the
-        # harm check lets through alone, a memory move onto the node of a
-        # VM left remote, which it refuses (doc/watcher.md, "NUMA
-        # repair"): there doing nothing is the plan.
+        # runs). On the small scenario the harm check drops every repair
+        # but a memory move onto the node of a VM left remote, and refuses
+        # that too (doc/watcher.md, "NUMA repair"): its plan is empty.
         proc, out = self.run_demo('--no-plot', scenario=None)
         self.assertEqual(0, proc.returncode, proc.stderr[-3000:])
         for stage in ('cluster', 'telemetry', 'nova', 'watcher', 'report'):
