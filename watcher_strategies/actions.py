@@ -10,8 +10,8 @@ instance ended is checked with Nova after every migration, not inferred
 from the API call's return. If Nova cannot say (lookups keep failing, or
 the migration still runs after the wait), the location is UNKNOWN, never
 "not landed": nothing more is moved (leg one put back could land next to
-its partner) and the action fails naming the instances to check. For
-NUMA-aware swaps the optional ``destination_cpus`` /
+its partner) and the action fails naming the instances to check. The
+optional ``destination_cpus`` /
 ``partner_destination_cpus`` ask the destination's agent to re-pin the
 instance (and its memory) to the planned socket once it has landed;
 that step is best effort (the migration stands, the next audit sees where

@@ -352,11 +352,11 @@ class ContentionSwapBase(base.BaseStrategy):
                       'source_node': action.source_host,
                       'destination_node': action.dest_host,
                       'resource_name': action.instance}
-            if type(self).algorithm == swap.NUMA_AWARE:
-                # Nova chooses the cells; the destination's agent then
-                # moves the instance and its memory to the planned socket.
-                params['destination_cpus'] = self._leg_cpus(
-                    action.dest_host, action.dest_socket)
+            # Nova chooses the cells; the destination's agent then moves
+            # the instance and its memory to the planned socket (both
+            # algorithms plan one: contention.swap.feasibility.landing).
+            params['destination_cpus'] = self._leg_cpus(
+                action.dest_host, action.dest_socket)
             self._solution_add(MIGRATE_ACTION, action.instance,
                                _undo(params, action))
         elif isinstance(action, cluster.Repin):

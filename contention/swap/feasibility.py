@@ -37,7 +37,9 @@ def landing(state, inst, host_name, wanted_socket, exact_socket):
 
     Host free vCPUs/RAM/disk first; then, for an instance with a NUMA
     topology, a cell that holds it (the wanted one first); with
-    ``exact_socket`` (NUMA-aware moves) the wanted socket must hold it.
+    ``exact_socket`` (NUMA-aware moves) the wanted socket must hold it;
+    with no socket wanted (a host-level one-way move), the
+    :func:`roomiest_socket`.
     """
     if inst.host != host_name:
         cpus, mem, disk = state.free(host_name)
@@ -53,6 +55,8 @@ def landing(state, inst, host_name, wanted_socket, exact_socket):
                 return False, None
         return True, wanted_socket
     if not numa_bound(inst):
+        if wanted_socket is None:
+            return roomiest_socket(state, inst, host_name)
         return True, wanted_socket
     sockets = [s.id for s in state.hosts[host_name].sockets]
     if wanted_socket in sockets:
@@ -62,6 +66,36 @@ def landing(state, inst, host_name, wanted_socket, exact_socket):
         if fits_cell(state, inst, host_name, socket):
             return True, socket
     return False, None
+
+
+def roomiest_socket(state, inst, host_name):
+    """(fits, socket) for ``inst`` migrating to ``host_name``, no socket named.
+
+    The socket of ``host_name`` with the most free vCPUs among those with
+    room for ``inst``'s memory (the lowest id on a tie), and the plan
+    names it: the destination's agent re-pins the instance there once it
+    has landed. Unnamed, a guest without a NUMA topology floats over the
+    host's CPUs, and where no socket has free cores for all its vCPUs
+    they spread over both, with part of its memory on each: the plan's
+    estimates, which count an instance on the socket its vCPUs run on,
+    would not see it on any (on family seed 137's ``gen-small-035``, a
+    16-vCPU VM moved that way landed a quarter on one socket, three
+    quarters on the other, and ran 4.5 % slower than where it was,
+    simulated). A move with no socket that holds its memory does not fit:
+    its memory would be split the same way. A host whose sockets the view
+    does not know keeps the unnamed landing.
+    """
+    sockets = state.hosts[host_name].sockets
+    if not sockets:
+        return True, None
+    roomy = []
+    for sock in sockets:
+        cpus, mem = state.cell_free(host_name, sock.id, dedicated(inst))
+        if mem >= inst.memory_mib:
+            roomy.append((-cpus, sock.id))
+    if not roomy:
+        return False, None
+    return True, min(roomy)[1]
 
 
 def reachable(state, unit_a, unit_b, params):

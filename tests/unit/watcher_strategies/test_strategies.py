@@ -124,6 +124,31 @@ class TestCacheAwareSwap(_StrategyTest):
         # One decimal, as Horizon prints it unformatted.
         self.assertEqual(round(glob['value'], 1), glob['value'])
 
+    def test_one_way_move_names_the_socket_it_lands_on(self):
+        # The cold host runs one instance, locked, on socket 0: a one-way
+        # move lands on socket 1, and the destination's agent re-pins it
+        # there (unnamed, a guest with no NUMA topology floats over the
+        # host).
+        placements = [('h0', 'hot', 2, 2048), ('h1', 'hot', 2, 2048),
+                      ('h2', 'hot', 2, 2048), ('c0', 'cold', 2, 2048)]
+        model = f.model(['cold', 'hot'], placements, locked=('c0',))
+        store = f.store(
+            f.host_report('hot', NOW - 10, [
+                f.record('h0', 5 * M, socket=0),
+                f.record('h1', 4 * M, socket=0),
+                f.record('h2', 3 * M, socket=1)]),
+            f.host_report('cold', NOW - 10, [
+                f.record('c0', 1 * M, socket=0, mf=0.01, mpki=0.0005,
+                         merlin_class='low/low')]))
+        solution = self.run_strategy(model, store, local_phase=False,
+                                     victim_selection='extreme',
+                                     min_predicted_gain=0)
+        migrations = [a['input_parameters'] for a in solution.actions
+                      if a['action_type'] == 'contention_migrate']
+        self.assertEqual(1, len(migrations))
+        self.assertEqual('cold', migrations[0]['destination_node'])
+        self.assertEqual([4, 5, 6, 7], migrations[0]['destination_cpus'])
+
     def test_locked_instances_are_never_moved(self):
         model, store = self.two_hosts(hot_locked=('h0', 'h1', 'h2'))
         solution = self.run_strategy(model, store, local_phase=False)

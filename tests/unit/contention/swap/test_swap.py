@@ -419,6 +419,49 @@ class TestCpuOversubscription(testtools.TestCase):
         self.assertGreater(gain, 0)
 
 
+class TestOneWayLanding(testtools.TestCase):
+    """A host-level one-way move names the socket it lands on."""
+
+    def _view(self, cold_sockets):
+        hosts = [v.host('hot'), v.host('cold')]
+        instances = [v.vm('h0', 'hot', 9 * M, socket=0, vcpus=4,
+                          memory_mib=8192)]
+        for socket, (vcpus, memory_mib) in enumerate(cold_sockets):
+            instances.append(v.vm('c%d' % socket, 'cold', 1 * M,
+                                  socket=socket, vcpus=vcpus,
+                                  memory_mib=memory_mib))
+        return v.view(hosts, instances)
+
+    def _legs(self, view):
+        state = swap.State(view, swap.HOST)
+        cand = arbitration.Candidate(state.inst['h0'], None, 9 * M, 0.0)
+        return feasibility.plan_legs(state, cand, 'hot', 'cold', False)
+
+    def test_lands_on_the_socket_with_the_most_free_cpus(self):
+        legs = self._legs(self._view([(6, 2048), (2, 2048)]))
+        self.assertEqual((cluster.Migrate('h0', 'hot', 'cold', 1),), legs)
+        legs = self._legs(self._view([(2, 2048), (6, 2048)]))
+        self.assertEqual((cluster.Migrate('h0', 'hot', 'cold', 0),), legs)
+
+    def test_a_socket_without_room_for_its_memory_is_passed_over(self):
+        # Socket 1 has the free CPUs, but not 8 GiB of free memory.
+        legs = self._legs(self._view([(6, 2048), (2, 28672)]))
+        self.assertEqual((cluster.Migrate('h0', 'hot', 'cold', 0),), legs)
+
+    def test_no_socket_with_room_for_its_memory_is_no_landing(self):
+        # The host has 24 GiB free in all, no socket 8 GiB: the memory
+        # would be split over both nodes.
+        self.assertIsNone(self._legs(self._view([(2, 28672), (2, 28672)])))
+
+    def test_the_estimates_see_it_where_it_lands(self):
+        view = self._view([(6, 2048), (2, 2048)])
+        state = swap.State(view, swap.HOST)
+        (leg,) = self._legs(view)
+        state.apply(leg)
+        self.assertEqual(1, state.inst['h0'].socket)
+        self.assertGreater(state.pressure([('cold', 1)]), 0.0)
+
+
 class TestSensitivityCost(testtools.TestCase):
 
     def test_prefers_low_mf_among_near_equal_moves(self):
