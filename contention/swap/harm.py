@@ -99,6 +99,7 @@ from contention.perfmodel import mixes
 from contention.swap import feasibility
 from contention.swap import measure
 from contention.swap import movelog
+from contention.swap import repair
 from contention.swap import state as state_mod
 
 REASONS = {
@@ -507,7 +508,11 @@ def action_groups(view, actions):
     """The actions as groups that run or drop together.
 
     Two consecutive re-pins on one host exchanging the sockets of two
-    instances (a NUMA-aware swap within a host) are one group.
+    instances (a NUMA-aware swap within a host) are one group; where
+    their vCPUs differ, so are the consecutive re-pins after them between
+    the same two sockets up to the first point where as many vCPUs have
+    left each socket as arrived, if there is one (the NUMA repair's
+    exchange of sets, :func:`.repair._exchanges`).
     """
     socket = {i.uuid: i.socket for i in view.instances}
     groups, i = [], 0
@@ -518,10 +523,11 @@ def action_groups(view, actions):
                 and a.host == b.host and a.instance != b.instance
                 and a.dest_socket == socket.get(b.instance)
                 and b.dest_socket == socket.get(a.instance)):
-            groups.append((a, b))
-            socket[a.instance], socket[b.instance] = (a.dest_socket,
-                                                      b.dest_socket)
-            i += 2
+            group = _balanced_run(view, actions, i, socket) or (a, b)
+            for leg in group:
+                socket[leg.instance] = leg.dest_socket
+            groups.append(group)
+            i += len(group)
             continue
         for leg in _legs(a):
             if isinstance(leg, (cluster.Migrate, cluster.Repin)):
@@ -529,6 +535,37 @@ def action_groups(view, actions):
         groups.append((a,))
         i += 1
     return groups
+
+
+def _balanced_run(view, actions, start, socket):
+    """The re-pins from ``start`` that exchange vCPUs evenly, or None.
+
+    ``actions[start]`` and the next re-pin exchange two instances between
+    sockets a and b of one host; the run goes on through the consecutive
+    re-pins on that host of other instances between a and b, and ends
+    where the vCPUs moved each way are equal, within
+    :data:`.repair.LARGEST_EXCHANGE` re-pins. ``socket`` holds each
+    instance's socket before ``start``.
+    """
+    first = actions[start]
+    ends = {socket.get(first.instance), first.dest_socket}
+    vcpus = {}
+    moved, balance = set(), 0
+    for action in actions[start:start + repair.LARGEST_EXCHANGE]:
+        if (not isinstance(action, cluster.Repin)
+                or action.host != first.host or action.instance in moved
+                or {socket.get(action.instance), action.dest_socket}
+                != ends):
+            return None
+        if not vcpus:
+            vcpus = {i.uuid: i.vcpus for i in view.instances
+                     if i.host == first.host}
+        moved.add(action.instance)
+        balance += vcpus.get(action.instance, 0) * (
+            1 if action.dest_socket == first.dest_socket else -1)
+        if balance == 0:
+            return tuple(actions[start:start + len(moved)])
+    return None
 
 
 def _local(group):

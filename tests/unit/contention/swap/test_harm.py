@@ -115,6 +115,37 @@ class TestFullHosts(testtools.TestCase):
                          [s.reason.split(':')[0] for s in out.skipped])
 
 
+class TestActionGroups(testtools.TestCase):
+    """Which consecutive re-pins run, or drop, as one step."""
+
+    def _view(self):
+        # Socket 0: x (4 vCPUs) and a free CPU; socket 1 full: y0, y1
+        # (2 each) and w (1). x's memory is on node 1, y0's and y1's on
+        # node 0: exchanged, the three are local (the NUMA repair).
+        return v.view([v.host('a', cpus=5)], [
+            v.vm('x', 'a', 1 * M, socket=0, vcpus=4, memory_node=1),
+            v.vm('y0', 'a', 1 * M, socket=1, vcpus=2, memory_node=0),
+            v.vm('y1', 'a', 1 * M, socket=1, vcpus=2, memory_node=0),
+            v.vm('w', 'a', 0.0, socket=1, vcpus=1)])
+
+    def test_an_exchange_of_sets_is_one_step(self):
+        actions = (cluster.Repin('x', 'a', 1), cluster.Repin('y0', 'a', 0),
+                   cluster.Repin('y1', 'a', 0), cluster.Repin('w', 'a', 0))
+        self.assertEqual([actions[:3], actions[3:]],
+                         harm.action_groups(self._view(), actions))
+        # Run one by one, x's re-pin alone overcommits socket 1 and is
+        # dropped; as one step all three run.
+        out = harm.check(self._view(), cluster.Plan(actions=actions[:3]),
+                         PARAMS)
+        self.assertEqual(actions[:3], out.actions)
+
+    def test_an_unequal_pair_that_nothing_balances_stays_a_pair(self):
+        actions = (cluster.Repin('x', 'a', 1), cluster.Repin('y0', 'a', 0),
+                   cluster.Repin('w', 'a', 0), cluster.Repin('y1', 'a', 0))
+        self.assertEqual([actions[:2], actions[2:3], actions[3:]],
+                         harm.action_groups(self._view(), actions))
+
+
 class TestHarmBound(testtools.TestCase):
 
     def _view(self):

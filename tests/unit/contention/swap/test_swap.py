@@ -789,6 +789,47 @@ class TestNumaRepair(testtools.TestCase):
             self.assertEqual(2, moved.count('y'))
             self.assertEqual(2, len(harm.action_groups(view, plan.actions)))
 
+    def test_full_sockets_exchange_one_large_instance_for_two_small(self):
+        # Two full sockets of 4 CPUs: x (4 vCPUs) on socket 0 with its
+        # memory on node 1, y0 and y1 (2 each) on socket 1 with theirs on
+        # node 0. No pair fits (x for one y leaves socket 1 with 6 vCPUs)
+        # and no memory may move (each node serves a remote tenant): x
+        # exchanges sockets with both, and all three end local.
+        view = v.view([v.host('a', cpus=4)],
+                      [v.vm('x', 'a', 8 * M, socket=0, vcpus=4,
+                            memory_node=1),
+                       v.vm('y0', 'a', 3 * M, socket=1, vcpus=2,
+                            memory_node=0),
+                       v.vm('y1', 'a', 2 * M, socket=1, vcpus=2,
+                            memory_node=0)])
+        for algorithm in (swap.numa_aware, swap.cache_aware):
+            plan = algorithm(view, self.PARAMS)
+            self.assertEqual([('x', 1), ('y0', 0), ('y1', 0)],
+                             [(a.instance, a.dest_socket)
+                              for a in plan.actions])
+            self.assertFalse(any(a.move_memory for a in plan.actions))
+            self.assertTrue(all(self._memory_local(view, plan).values()))
+            self.assertEqual([plan.actions],
+                             harm.action_groups(view, plan.actions))
+
+    def test_an_exchange_of_sets_balances_its_vcpus(self):
+        # x (4 vCPUs) against partners of 3 and 2: the 3 leaves 1 to
+        # balance, the 2 overshoots it, and no instance like x sends 1
+        # back: no set balances, and nothing is proposed.
+        state = swap.State(v.view([v.host('a', cpus=5)], [
+            v.vm('x', 'a', 8 * M, socket=0, vcpus=4, memory_node=1),
+            v.vm('y0', 'a', 3 * M, socket=1, vcpus=3, memory_node=0),
+            v.vm('y1', 'a', 2 * M, socket=1, vcpus=2, memory_node=0)]),
+            swap.SOCKET)
+        remote = [(state.inst[u], 1 - state.inst[u].socket, 1.0)
+                  for u in ('x', 'y0', 'y1')]
+        self.assertEqual([], repair._exchanges(remote[0], remote[1:]))
+        # With a 1-vCPU instance like x on socket 0, it goes along.
+        z = (dataclasses.replace(remote[0][0], uuid='z', vcpus=1), 1, 1.0)
+        found = repair._exchanges(remote[0], remote[1:] + [z])
+        self.assertEqual([['x', 'y0', 'y1', 'z']],
+                         [[m[0].uuid for m in moves] for moves in found])
+
     def test_memory_stays_off_a_node_serving_a_remote_tenant(self):
         # z's memory could move to node 0, but node 0 holds the memory of
         # y, which runs on socket 2 (locked, so it stays remote): z's
