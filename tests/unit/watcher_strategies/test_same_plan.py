@@ -45,7 +45,9 @@ def _reports():
             f.record('c0', 1 * M, socket=0, mf=0.1),
             f.record('c1', 2 * M, socket=1, mf=0.1)]),
         f.host_report('warm', NOW - 20, [
-            f.record('w0', 3 * M, socket=0, mf=0.3)]),
+            f.record('w0', 3 * M, socket=0, mf=0.3),
+            # Locked but measured: a move may land beside it.
+            f.record('l0', 1 * M, socket=0, mf=0.1)]),
         # "stale" reports nothing fresh: its instances are not movable.
         f.host_report('stale', NOW - 1000, []),
     ]

@@ -146,6 +146,32 @@ class TestActionGroups(testtools.TestCase):
                          harm.action_groups(self._view(), actions))
 
 
+class TestUnmeasuredCoRunner(testtools.TestCase):
+    """A move lands beside no instance the check cannot judge."""
+
+    def _view(self):
+        # n arrived on socket 0 of b since b's last report: no telemetry.
+        return v.view([v.host('a'), v.host('b')], [
+            v.vm('x', 'a', 20 * M, socket=0),
+            v.vm('y', 'a', 20 * M, socket=0),
+            v.vm('n', 'b', None, socket=0, mf=0.5, movable=False,
+                 skip_reason='no_telemetry')])
+
+    def test_landing_beside_an_instance_without_telemetry_is_dropped(self):
+        for socket in (0, None):
+            plan = cluster.Plan(actions=(
+                cluster.Migrate('x', 'a', 'b', socket),))
+            out = harm.check(self._view(), plan, PARAMS)
+            self.assertEqual((), out.actions)
+            self.assertIn('beside n, which has no telemetry yet',
+                          out.skipped[0].reason)
+
+    def test_another_socket_of_its_host_is_judged_as_before(self):
+        plan = cluster.Plan(actions=(cluster.Migrate('x', 'a', 'b', 1),))
+        self.assertEqual(plan.actions,
+                         harm.check(self._view(), plan, PARAMS).actions)
+
+
 class TestHarmBound(testtools.TestCase):
 
     def _view(self):
