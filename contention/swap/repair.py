@@ -158,12 +158,12 @@ def _exchanges(first, others):
     memory on a to a, every one onto its memory, with as many vCPUs
     leaving each socket as arrive: a full socket stays full, and no
     socket is left overcommitted once the set has run. On full sockets
-    a pair of unequal flavors cannot exchange, and a remote instance of
-    16 vCPUs whose socket's partners have 4 each stayed remote while the
-    repairs around it re-dealt its co-runners: on a generated cluster
-    (family seed 137, gen-small-019, simulated) a cache-bound VM left so
-    lost 5.6 %, past the harm bound, where exchanging it with two of
-    its partners repaired all three.
+    a pair of unequal flavors cannot exchange, and a remote instance
+    whose partners are smaller stayed remote while the repairs around it
+    re-dealt its co-runners: on a generated cluster (family seed 137,
+    gen-small-019, simulated) an 8-vCPU cache-bound VM so left, with two
+    4-vCPU partners, lost 5.6 %, past the harm bound, where exchanging
+    it with both repaired all three.
 
     The sets are filled greedily: while more vCPUs go one way, the side
     that must send some back adds its largest instance that does not
