@@ -548,6 +548,7 @@ def action_groups(view, actions):
     exchange of sets, :func:`.repair._exchanges`).
     """
     socket = {i.uuid: i.socket for i in view.instances}
+    vcpus = {i.uuid: i.vcpus for i in view.instances}
     groups, i = [], 0
     while i < len(actions):
         a = actions[i]
@@ -556,7 +557,7 @@ def action_groups(view, actions):
                 and a.host == b.host and a.instance != b.instance
                 and a.dest_socket == socket.get(b.instance)
                 and b.dest_socket == socket.get(a.instance)):
-            group = _balanced_run(view, actions, i, socket) or (a, b)
+            group = _balanced_run(actions, i, socket, vcpus) or (a, b)
             for leg in group:
                 socket[leg.instance] = leg.dest_socket
             groups.append(group)
@@ -570,7 +571,7 @@ def action_groups(view, actions):
     return groups
 
 
-def _balanced_run(view, actions, start, socket):
+def _balanced_run(actions, start, socket, vcpus):
     """The re-pins from ``start`` that exchange vCPUs evenly, or None.
 
     ``actions[start]`` and the next re-pin exchange two instances between
@@ -578,11 +579,10 @@ def _balanced_run(view, actions, start, socket):
     re-pins on that host of other instances between a and b, and ends
     where the vCPUs moved each way are equal, within
     :data:`.repair.LARGEST_EXCHANGE` re-pins. ``socket`` holds each
-    instance's socket before ``start``.
+    instance's socket before ``start``, ``vcpus`` its vCPUs.
     """
     first = actions[start]
     ends = {socket.get(first.instance), first.dest_socket}
-    vcpus = {}
     moved, balance = set(), 0
     for action in actions[start:start + repair.LARGEST_EXCHANGE]:
         if (not isinstance(action, cluster.Repin)
@@ -590,9 +590,6 @@ def _balanced_run(view, actions, start, socket):
                 or {socket.get(action.instance), action.dest_socket}
                 != ends):
             return None
-        if not vcpus:
-            vcpus = {i.uuid: i.vcpus for i in view.instances
-                     if i.host == first.host}
         moved.add(action.instance)
         balance += vcpus.get(action.instance, 0) * (
             1 if action.dest_socket == first.dest_socket else -1)

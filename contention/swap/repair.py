@@ -100,7 +100,8 @@ def numa_repair(state, params, skipped):
             options.extend(_cycles((inst, mem_socket, ratio), left))
             options.append([(inst, inst.socket, True, ratio)])
             best = _best(state, options, params, candidates)
-            if best is None or best[0][0] > 0:
+            moves_memory = best is not None and best[0][0] > 0
+            if best is None or moves_memory:
                 best = _best(state, _exchanges((inst, mem_socket, ratio),
                                                left),
                              params, candidates, best)
