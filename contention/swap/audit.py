@@ -112,7 +112,7 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
     if undo:
         # Measured harm first: this audit only undoes (module rollback).
         return cluster.Plan(actions=undo, skipped=left, indicators=indicators(
-            view, state, undo, harm.predicted_changes(
+            state, undo, harm.predicted_changes(
                 view, start, state, undo, harm.Predictor(mix_values))))
     held = rollback.hold(view, move_log, params)
     if held is not view:
@@ -134,7 +134,7 @@ def run_audit(view, params, move_log=None, algorithm=params_mod.CACHE_AWARE,
         after = start.fork()
         for action in checked.actions:
             after.apply(action)
-        shown = indicators(view, after, checked.actions, changes)
+        shown = indicators(after, checked.actions, changes)
     else:
         shown = dict(checked.indicators,
                      **performance(changes, len(view.instances)))
@@ -202,12 +202,14 @@ def plan(view, params, algorithm, hurt=(), mix_values=None,
     if not actions and reason is None:
         reason = 'no acceptable move (see skipped)'
     return cluster.Plan(actions=tuple(actions), skipped=tuple(skipped),
-                        indicators=indicators(view, state, actions),
+                        indicators=indicators(state, actions),
                         reason=None if actions else reason)
 
 
-def indicators(before_view, state, actions, changes=None):
-    """The plan's efficacy figures (Watcher's goal reports them).
+def indicators(state, actions, changes=None):
+    """The efficacy figures of ``actions``, applied to ``state``.
+
+    What Watcher's goal reports: against ``state``'s view.
 
     ``changes`` ({uuid: predicted relative change of performance},
     :func:`.harm.predicted_changes`; an instance not in it keeps its
@@ -216,9 +218,8 @@ def indicators(before_view, state, actions, changes=None):
     plan is predicted to treat worst (0 when no instance falls), both
     in %.
     """
-    loads = measure.socket_loads(before_view)
-    before = measure.spread(loads.values())
-    after = measure.spread(state.socket_loads(loads).values())
+    before = measure.spread(state.view_loads().values())
+    after = measure.spread(state.socket_loads().values())
     migrations = swaps = repins = quotas = 0
     memory = 0.0
     for action in actions:
@@ -233,7 +234,7 @@ def indicators(before_view, state, actions, changes=None):
                 repins += 1
             elif isinstance(leg, cluster.CpuQuota):
                 quotas += 1
-    count = len(before_view.instances)
+    count = len(state.view.instances)
     return dict({
         'instances': float(count),
         'migrations': float(migrations),

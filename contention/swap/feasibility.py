@@ -161,20 +161,21 @@ def plan_legs(state, cand, src, dst, exact_socket):
     return None
 
 
-def cpu_pressure(state, host_name, socket):
-    """vCPUs over physical CPUs of a host, and of one of its sockets."""
-    host = state.hosts[host_name]
-    over_host = state.used[host_name][0] - host.vcpus_total
+def cpu_pressure(state, host_name, socket, moves=()):
+    """vCPUs over physical CPUs of a host, and of one of its sockets.
+
+    Now, or once ``moves`` (:meth:`.state.State.pressure`) have run.
+    """
+    on_host, on_socket = state.vcpus(host_name, socket, moves)
     sock = state.socket_view(host_name, socket)
-    over_socket = (state.cell_used[(host_name, socket)][0] - sock.cpus
-                   if sock is not None else float('-inf'))
-    return over_host, over_socket
+    return (on_host - state.hosts[host_name].vcpus_total,
+            on_socket - sock.cpus if sock is not None else float('-inf'))
 
 
-def _oversubscribed(state, before):
+def _oversubscribed(state, before, moves):
     """Whether a place of ``before`` ({place: CPU pressure}) got worse."""
     for place, (host_before, socket_before) in before.items():
-        host_after, socket_after = cpu_pressure(state, *place)
+        host_after, socket_after = cpu_pressure(state, *place, moves=moves)
         if (host_after > max(0.0, host_before)
                 or socket_after > max(0.0, socket_before)):
             return True
@@ -206,23 +207,17 @@ def assess(state, legs, cost, params):
       contradict. With a placement model, the model check must predict a
       gain too (:func:`mix_gain`).
 
-    The legs are undone before returning.
+    The state is left as it is: the legs are weighed, not run.
     """
-    places = {(leg.dest_host if isinstance(leg, cluster.Migrate)
-               else leg.host, leg.dest_socket) for leg in legs}
-    cpus = {place: cpu_pressure(state, *place) for place in places}
+    moves = [(state.inst[leg.instance], _dest_host(leg), leg.dest_socket)
+             for leg in legs]
+    cpus = {place: cpu_pressure(state, *place)
+            for place in {(host, socket) for _, host, socket in moves}}
+    if _oversubscribed(state, cpus, moves):
+        return 'cpu_oversubscribed', None
     keys = touched(state, legs)
     before = state.pressure(keys)
-    originals = [state.inst[leg.instance] for leg in legs]
-    for leg in legs:
-        state.apply(leg)
-    try:
-        if _oversubscribed(state, cpus):
-            return 'cpu_oversubscribed', None
-        gain = before - state.pressure(keys)
-    finally:
-        for inst in reversed(originals):
-            state.restore(inst)
+    gain = before - state.pressure(keys, moves)
     if gain - cost <= params.min_predicted_gain * before:
         return 'no_predicted_gain', gain
     if state.mix_values is not None and mix_gain(state, legs) <= 0:
@@ -264,14 +259,17 @@ def may_move(state, inst, params, skipped, seen):
     return False
 
 
+def _dest_host(leg):
+    return leg.dest_host if isinstance(leg, cluster.Migrate) else leg.host
+
+
 def touched(state, legs):
     """The (host, socket) keys ``legs`` leave and reach."""
     keys = set()
     for leg in legs:
         inst = state.inst[leg.instance]
         keys.add((inst.host, inst.socket))
-        keys.add((leg.dest_host if isinstance(leg, cluster.Migrate)
-                  else leg.host, leg.dest_socket))
+        keys.add((_dest_host(leg), leg.dest_socket))
     return keys
 
 

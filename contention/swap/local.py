@@ -84,11 +84,13 @@ def local_phase(view, params, thresholds=classify.DEFAULT_THRESHOLDS):
                         result[s] += measure.misses(inst) / len(socket_ids)
             return result
 
+        known = {}
+
         def contention(where):
             groups = collections.defaultdict(list)
             for inst in fixed + free:
                 groups[where(inst)].append(inst)
-            return sum(measure.pressure(g, thresholds)
+            return sum(measure.pressure(g, thresholds, known)
                        for s, g in groups.items()
                        if s is not None)
         before = loads(lambda i: i.socket)

@@ -184,7 +184,7 @@ def memory_sensitivity(instance):
     return min(1.0, max(0.0, instance.mf))
 
 
-def pressure(instances, th=classify.DEFAULT_THRESHOLDS):
+def pressure(instances, th=classify.DEFAULT_THRESHOLDS, known=None):
     """Predicted contention among instances sharing one socket.
 
     Sum over each instance of its sensitivity (:func:`sensitivity`) times
@@ -194,11 +194,21 @@ def pressure(instances, th=classify.DEFAULT_THRESHOLDS):
     al.'s even spread of misses ignores who suffers from them; this is
     what lets a move be judged by whom it hurts (Merlin section 3.4,
     "the least hurt to all applications affected"). In LLC misses/s, the
-    unit of the migration cost.
+    unit of the migration cost. ``known`` ({uuid: sensitivity}), when
+    given, keeps the sensitivities worked out, for a caller that values
+    one set of instances in several groupings.
     """
     instances = [i for i in instances if i.llc_misses_per_s is not None]
     load = sum(misses(i) for i in instances)
-    return sum(sensitivity(i, th) * (load - misses(i)) for i in instances)
+    if known is None:
+        known = {}
+    total = 0.0
+    for inst in instances:
+        sens = known.get(inst.uuid)
+        if sens is None:
+            sens = known[inst.uuid] = sensitivity(inst, th)
+        total += sens * (load - misses(inst))
+    return total
 
 
 #: What a miss served by another socket's memory costs over a local one,

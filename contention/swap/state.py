@@ -98,6 +98,8 @@ class State:
         self.steps = 0
         #: Why the balancing stopped, for an empty plan.
         self.reason = None
+        #: Figures of the view worked out once, shared by the forks.
+        self._of_view = {}
         for inst in view.instances:
             self._add(inst)
         sockets = [(h.name, s.id) for h in view.hosts if h.enabled
@@ -226,36 +228,80 @@ class State:
         if mem_socket is not None:
             self.cell_used[(host, mem_socket)][1] += sign * inst.memory_mib
         llc = inst.llc_misses_per_s
-        misses = llc or 0.0
-        self._count_load(inst, sign * misses)
+        self._count_load(inst, sign * (llc or 0.0))
         if socket is None or llc is None:
             return
         stats = self.sock_stats[(host, socket)]
-        sens = self._sensitivity.get(inst.uuid)
-        if sens is None:
-            sens = self._sensitivity[inst.uuid] = measure.sensitivity(
-                inst, self.thresholds)
+        misses, sens = self._pressure_terms(inst)
         stats[0] += sign * misses
         stats[1] += sign * sens
         stats[2] += sign * sens * misses
 
-    def pressure(self, keys):
-        """Predicted contention on the (host, socket) ``keys`` now.
+    def _pressure_terms(self, inst):
+        """(LLC misses/s, sensitivity) ``inst`` adds to its socket's sums.
+
+        For an instance with an LLC-miss rate; its sensitivity reads only
+        its counters, which no action changes, so it is worked out once.
+        """
+        sens = self._sensitivity.get(inst.uuid)
+        if sens is None:
+            sens = self._sensitivity[inst.uuid] = measure.sensitivity(
+                inst, self.thresholds)
+        return inst.llc_misses_per_s, sens
+
+    def pressure(self, keys, moves=()):
+        """Predicted contention on the (host, socket) ``keys``.
 
         :func:`measure.pressure`, computed from running sums, each
         socket's times its capacity weight (:func:`measure.capacity_weights`:
         co-runners' misses hurt less where there is more cache and memory
-        bandwidth to share).
+        bandwidth to share). Now, or once ``moves`` ((instance as it
+        stands, host, socket) of distinct instances) have run, without
+        running them: a balancing step weighs hundreds of candidate moves
+        per unit at 1,000 hosts, and applying and undoing each was most
+        of its time (``bench/watcher.py``).
         """
+        shifted = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
+        for inst, host, socket in moves:
+            if inst.llc_misses_per_s is None:
+                continue
+            misses, sens = self._pressure_terms(inst)
+            for key, sign in (((inst.host, inst.socket), -1.0),
+                              ((host, socket), 1.0)):
+                if key[1] is not None:
+                    stats = shifted[key]
+                    stats[0] += sign * misses
+                    stats[1] += sign * sens
+                    stats[2] += sign * sens * misses
         # fsum: the sum may not depend on the order of a set of keys
         # (string hashing differs between processes), or equal
         # candidates would tie differently in two runs of one audit.
         terms = []
         for key in set(keys):
             load, sens, both = self.sock_stats.get(key, (0.0, 0.0, 0.0))
+            if key in shifted:
+                d_load, d_sens, d_both = shifted[key]
+                load, sens, both = load + d_load, sens + d_sens, both + d_both
             terms.append((load * sens - both)
                          * self.socket_weight.get(key, 1.0))
         return math.fsum(terms)
+
+    def vcpus(self, host, socket, moves=()):
+        """vCPUs on ``host`` and on its ``socket``, now or once ``moves`` ran.
+
+        ``moves`` as :meth:`pressure` takes them, not run: the counts
+        :meth:`free` and :meth:`cell_free` read.
+        """
+        on_host = self.used[host][0]
+        on_socket = self.cell_used.get((host, socket), (0.0,))[0]
+        for inst, dest_host, dest_socket in moves:
+            for where, where_socket, sign in (
+                    (inst.host, inst.socket, -1), (dest_host, dest_socket, 1)):
+                if where == host:
+                    on_host += sign * inst.vcpus
+                    if where_socket == socket and socket is not None:
+                        on_socket += sign * inst.vcpus
+        return on_host, on_socket
 
     def remote_misses(self, keys):
         """LLC misses/s that reach another socket's memory, on ``keys``.
@@ -469,11 +515,22 @@ class State:
         return (sock.cpus * cpu_ratio - used[0],
                 sock.memory_mib * ram_ratio - used[1])
 
-    def socket_loads(self, before=None):
-        """Per-socket loads now; ``before`` = socket_loads(self.view)."""
-        if before is None:
-            return measure.socket_loads(self.final_view())
-        loads = dict(before)
+    def view_loads(self):
+        """:func:`measure.socket_loads` of the view, before any move.
+
+        Worked out once and shared by the forks: an audit's plan and the
+        plan its harm check leaves both report the spread they start from
+        (0.2 s each at 200,000 instances, ``bench/watcher.py``).
+        """
+        loads = self._of_view.get('socket_loads')
+        if loads is None:
+            loads = self._of_view['socket_loads'] = measure.socket_loads(
+                self.view)
+        return loads
+
+    def socket_loads(self):
+        """:func:`measure.socket_loads` with the moves so far."""
+        loads = dict(self.view_loads())
         enabled = {h.name: h for h in self.view.hosts if h.enabled}
         originals = {i.uuid: i for i in self.view.instances
                      if i.uuid in self.moved}

@@ -99,12 +99,18 @@ class TestModelCheck(testtools.TestCase):
         self.assertEqual(2, len(_moved(plan)))
 
     def test_cache_aware_host_swaps_are_checked_too(self):
+        # Four heavy 'h' VMs fill host a, four light 'l' ones host b: a
+        # swap between the hosts lowers the predicted contention and
+        # mixes the images, which the model check overrules.
         view = v.view(
-            [v.host('a', cpus=4), v.host('b', cpus=4)],
-            [v.vm('h0', 'a', 30 * M, socket=0, image_id='h', flavor='f'),
-             v.vm('h1', 'a', 30 * M, socket=1, image_id='h', flavor='f'),
-             v.vm('l0', 'b', 1 * M, socket=0, image_id='l', flavor='f'),
-             v.vm('l1', 'b', 1 * M, socket=1, image_id='l', flavor='f')])
+            [v.host('a', cpus=4, cpu_allocation_ratio=2.0),
+             v.host('b', cpus=4, cpu_allocation_ratio=2.0)],
+            [v.vm(name, host, misses, socket=socket, image_id=names[0],
+                  flavor='f')
+             for host, misses, names in (('a', 30 * M, 'hijk'),
+                                         ('b', 1 * M, 'lmno'))
+             for socket, pair in enumerate((names[:2], names[2:]))
+             for name in pair])
         params = dataclasses.replace(PARAMS, local_phase=False)
         self.assertTrue(swap.cache_aware(view, params).actions)
         self.assertEqual((), swap.cache_aware(
