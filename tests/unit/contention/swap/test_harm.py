@@ -499,6 +499,43 @@ class TestCpuShare(testtools.TestCase):
         self.assertIn('of the CPU it wants', out.skipped[0].reason)
 
 
+class TestPhasedCoRunner(testtools.TestCase):
+    """A co-runner counts at the most its class was measured at."""
+
+    def _view(self, peer=True):
+        # 's', a latency service, shares socket 0 of 'a' with 'o'; 'p',
+        # of a phased workload caught in its light phase, is on socket 1;
+        # 'q', of the same image and flavor, is in its heavy phase on 'b'.
+        phased = dict(image_id='phased', flavor='f', cpu_util=1.0, mf=0.05)
+        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
+            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.5, latency=True),
+            v.vm('o', 'a', 10 * M, socket=0, cpu_util=1.0),
+            v.vm('p', 'a', 4 * M, socket=1, **phased)]
+            + ([v.vm('q', 'b', 30 * M, socket=0, **phased)] if peer
+               else []))
+
+    def _plan(self):
+        return cluster.Plan(actions=(
+            cluster.Repin('p', 'a', 0, move_memory=True),
+            cluster.Repin('o', 'a', 1, move_memory=True)))
+
+    def test_a_light_phase_does_not_pass_for_less_load(self):
+        # As measured, 's' would face 4 M misses/s instead of 10 M; 'p'
+        # may run at the 30 M its class was measured at.
+        out = harm.check(self._view(), self._plan(), PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertIn('s serves requests', out.skipped[0].reason)
+        baseline = _baseline(self._view())
+        self.assertEqual(30 * M, baseline.rate(baseline.inst['p']))
+        self.assertEqual(10 * M, baseline.rate(baseline.inst['o']))
+        self.assertEqual(10 * M, baseline.co_load(baseline.inst['s']))
+
+    def test_an_instance_alone_in_its_class_counts_as_measured(self):
+        self.assertEqual(self._plan().actions,
+                         harm.check(self._view(peer=False), self._plan(),
+                                    PARAMS).actions)
+
+
 class TestServing(testtools.TestCase):
     """Without a model, services answering requests are protected."""
 
@@ -749,7 +786,7 @@ class TestServing(testtools.TestCase):
         # measured.
         self.assertEqual(0.0, measure.cache_reuse(baseline.inst['x']))
         rate, key = harm._repaired_rate(state, baseline, baseline.inst['x'])
-        self.assertEqual('measured', key)
+        self.assertEqual('class peak', key)
         self.assertEqual(20 * M, rate(state.inst['r']))
         # The same trade of a VM whose memory moves with it is even.
         plan = cluster.Plan(actions=(
