@@ -914,24 +914,12 @@ class Baseline:
         self._peaks = None
 
     def rate(self, inst):
-        """The LLC misses/s the check reads for co-runner ``inst``.
+        """The most an instance of ``inst``'s class was measured at.
 
-        The most that an instance of its class (:func:`measure.mix_class`:
-        image, flavor and size) was measured at before the plan, and at
-        least its own. One period's counters catch a phased workload at
-        one point of its cycle: read as measured, a move that brings a
-        VM caught in a light phase beside a latency service, and takes
-        away one of the same workload caught in a heavy phase, looks
-        like less load, and the check passes it for that reason alone,
-        picking the moves whose estimate is most wrong. Its class's
-        highest reading is what it may run at. On family seed 149
-        (simulated), NUMA repairs passed that way slowed latency services
-        near saturation by 6.5 % (``gen-small-026``) and 15.6 %
-        (``gen-medium-001``) once the phases turned. The check reads the
-        rise of a co-runner load at these rates and sets it against the
-        load as measured (:func:`_co_loads`): read at them, the load was
-        higher, and so were the bound and a repair's credit, which are
-        shares of it.
+        Its class is :func:`measure.mix_class` (image, flavor and size);
+        at least its own reading. What a co-runner the plan brings beside
+        an instance may run at (:func:`_co_runner_rate`): one period's
+        counters catch a phased workload at one point of its cycle.
         """
         if self._peaks is None:
             peaks = self._peaks = {}
@@ -958,16 +946,11 @@ class Baseline:
             found = self._kept[key] = compute()
         return found
 
-    def co_load(self, before, at_peak=False):
-        """:func:`measure.co_load` of ``before``, an instance before the plan.
-
-        Its co-runners as measured, or ``at_peak``, at their :meth:`rate`.
-        """
-        return self._keep(
-            ('co_load', before.uuid, at_peak), lambda: measure.co_load(
-                self.on_host.get(before.host, ()), before,
-                self.state.hosts[before.host], self.state.socket_weight,
-                rate=self.rate if at_peak else None))
+    def co_load(self, before):
+        """:func:`measure.co_load` of ``before``, an instance before the plan."""
+        return self._keep(('co_load', before.uuid), lambda: measure.co_load(
+            self.on_host.get(before.host, ()), before,
+            self.state.hosts[before.host], self.state.socket_weight))
 
     def core_overflow(self, host, socket):
         """:func:`measure.core_overflow` of a socket before the plan."""
@@ -1023,72 +1006,85 @@ def _co_loads(state, inst, before, baseline, repaired=False, worst=True):
     """(then, now): the co-runner LLC misses ``inst`` faces.
 
     :func:`measure.co_load`, per average-sized socket, before the plan
-    as measured, and now: that plus the rise the plan brings, read with
-    its co-runners at their :meth:`Baseline.rate` and those the plan
-    repairs at the rate their repair speeds them up to
-    (:func:`_repaired_rate`). For a ``repaired`` instance (see
-    :func:`_co_load_harm`) the rise is what the plan's migrations bring
-    onto its host. ``worst``: where the host chooses its socket, the
-    socket where it would face the most (:func:`measure.co_load`).
+    and now, with the co-runners the plan brings beside it at the rate
+    :func:`_co_runner_rate` reads; for a ``repaired`` instance (see
+    :func:`_co_load_harm`) now is what it faced plus what the plan's
+    migrations bring onto its host. ``worst``: where the host chooses
+    its socket, the socket where it would face the most
+    (:func:`measure.co_load`).
     """
     then = baseline.co_load(before)
-    rate, key = _repaired_rate(state, baseline, before)
+    rate, key = _co_runner_rate(state, baseline, before)
     if repaired:
         arrived = [o for o in state.on_host[inst.host].values()
                    if o.uuid == inst.uuid
                    or baseline.inst[o.uuid].host != inst.host]
-        rise = measure.co_load(arrived, inst, state.hosts[inst.host],
-                               state.socket_weight, worst=worst, rate=rate)
+        now = then + measure.co_load(arrived, inst, state.hosts[inst.host],
+                                     state.socket_weight, worst=worst,
+                                     rate=rate)
     else:
-        rise = (state.co_load(inst, worst=worst, rate=rate, rate_key=key)
-                - baseline.co_load(before, at_peak=True))
-    return then, then + rise
+        now = state.co_load(inst, worst=worst, rate=rate, rate_key=key)
+    return then, now
 
 
-def _repaired_rate(state, baseline, beside):
+def _co_runner_rate(state, baseline, beside):
     """(rate, key): a co-runner's LLC misses/s as ``beside`` will face it.
 
-    Its :meth:`Baseline.rate` (its class's highest reading), unless the
-    plan brings it beside ``beside`` (an
-    instance as it was before the plan) and moves it onto its own memory,
-    and ``beside`` lives on its cache (:func:`measure.cache_reuse` above
-    its MF): a NUMA repair that gives back a share ``g`` of the
-    co-runner's time (its :meth:`~contention.swap.state.State.
-    repair_gain` times its :func:`measure.memory_sensitivity`, the credit
-    :func:`measure.hurt` gives the repaired instance itself) runs it
-    ``1 / (1 - g)`` times as fast as measured (if that is more), and its
-    misses with it, taking more of
-    the cache it joins (occupancy follows the miss rate). Read at the
-    measured rate, a cache-bound co-runner re-pinned onto its memory's
-    socket passed the bound of the cache-bound VM there, which lost
-    7.1 % (family seed 83 gen-small-029, simulated; the arrival ran 6 %
-    faster than measured, and three more cache-bound VMs beside it lost
-    6 %). Co-runners that stay beside it are read at their class's peak
-    (what it faces was measured with them), and so are all co-runners of
-    an instance whose misses reach memory, whose neighbours' repairs also
-    take traffic off the controllers and links it uses: counted for
-    them too, the rule cost up to a third of the gain on generated
-    clusters where the simulator saw no harm (doc/watcher.md). A plan
-    that leaves memory remote slows an instance; that is not counted,
-    the cautious error. ``key`` names the rate for
+    A co-runner that was beside ``beside`` (an instance as it was before
+    the plan) is read as measured: what ``beside`` faced was measured
+    with it. One the plan brings beside it (moving either) is read at
+    the most an instance of its class was measured at
+    (:meth:`Baseline.rate`). One
+    period's counters catch a phased workload at one point of its cycle;
+    read as measured, a plan that brings a VM caught in a light phase
+    beside a latency service, and takes away one of the same workload
+    caught in a heavy phase, looks like less load, and the check passed
+    such moves for that reason alone, picking the moves whose estimate
+    was most wrong: on family seed 149 (simulated), NUMA repairs passed
+    that way slowed latency services near saturation by 6.5 %
+    (``gen-small-026``) and 15.6 % (``gen-medium-001``) once the phases
+    turned. Those that leave are read as measured too, so that no
+    departure is credited more than it was seen to weigh.
+
+    If ``beside`` lives on its cache (:func:`measure.cache_reuse` above
+    its MF), a co-runner the plan brings beside it and moves onto its own
+    memory runs faster: a NUMA repair that gives back a share ``g`` of
+    its time (its :meth:`~contention.swap.state.State.repair_gain` times
+    its :func:`measure.memory_sensitivity`, the credit :func:`measure.hurt`
+    gives the repaired instance itself) runs it ``1 / (1 - g)`` times as
+    fast as measured (if that is more than its class's peak), and its
+    misses with it, taking more of the cache it joins (occupancy follows
+    the miss rate). Read at the measured rate, a cache-bound co-runner
+    re-pinned onto its memory's socket passed the bound of the
+    cache-bound VM there, which lost 7.1 % (family seed 83
+    gen-small-029, simulated; the arrival ran 6 % faster than measured,
+    and three more cache-bound VMs beside it lost 6 %). Not so for an
+    instance whose misses reach memory, whose neighbours' repairs also
+    take traffic off the controllers and links it uses: counted for them
+    too, the rule cost up to a third of the gain on generated clusters
+    where the simulator saw no harm (doc/watcher.md). A plan that leaves
+    memory remote slows an instance; that is not counted, the cautious
+    error. ``key`` names the rate for
     :meth:`~contention.swap.state.State.co_load`: for a co-runner, it
     depends on the plan's state of that co-runner and on where
-    ``beside`` was only.
+    ``beside`` was and what it lives on only.
     """
-    if measure.cache_reuse(beside, state.thresholds) <= (beside.mf or 0.0):
-        return baseline.rate, 'class peak'
     where = (beside.host, beside.socket)
+    cache_bound = (measure.cache_reuse(beside, state.thresholds)
+                   > (beside.mf or 0.0))
 
     def rate(other):
-        found = baseline.rate(other)
+        found = measure.misses(other)
         first = baseline.inst.get(other.uuid)
-        if (first is None or first is other or found <= 0
-                or (first.host, first.socket) == where):
+        if first is None or (first.host, first.socket) == where:
             return found
+        peak = baseline.rate(other)
+        if first is other or not cache_bound or found <= 0:
+            return peak
         gain = (state.repair_gain(other, first)
                 * measure.memory_sensitivity(first))
-        return max(found, measure.misses(other) / (1.0 - gain))
-    return rate, ('repaired beside', where)
+        return max(peak, found / (1.0 - gain))
+    return rate, ('brought beside', where, cache_bound)
 
 
 def _co_load_harm(state, inst, before, params, loads, gain=0.0):

@@ -528,7 +528,23 @@ class TestPhasedCoRunner(testtools.TestCase):
         baseline = _baseline(self._view())
         self.assertEqual(30 * M, baseline.rate(baseline.inst['p']))
         self.assertEqual(10 * M, baseline.rate(baseline.inst['o']))
-        self.assertEqual(10 * M, baseline.co_load(baseline.inst['s']))
+        state = state_mod.State(self._view())
+        for action in self._plan().actions:
+            state.apply(action)
+        self.assertEqual((10 * M, 30 * M), harm._co_loads(
+            state, state.inst['s'], baseline.inst['s'], baseline))
+
+    def test_a_co_runner_that_stays_counts_as_measured(self):
+        # 'p' was beside 's' already: what 's' faced was measured with it.
+        view = self._view()
+        view = dataclasses.replace(view, instances=tuple(
+            dataclasses.replace(i, socket=0) if i.uuid == 'p' else i
+            for i in view.instances))
+        baseline = _baseline(view)
+        state = state_mod.State(view)
+        state.apply(cluster.Repin('o', 'a', 1, move_memory=True))
+        self.assertEqual((14 * M, 4 * M), harm._co_loads(
+            state, state.inst['s'], baseline.inst['s'], baseline))
 
     def test_an_instance_alone_in_its_class_counts_as_measured(self):
         self.assertEqual(self._plan().actions,
@@ -778,15 +794,15 @@ class TestServing(testtools.TestCase):
         baseline = _baseline(self._traded(0))
         state = state_mod.State(self._traded(0))
         state.move('r', 'a', 0, move_memory=False)
-        rate, key = harm._repaired_rate(state, baseline, baseline.inst['c'])
-        self.assertEqual(('repaired beside', ('a', 0)), key)
+        rate, key = harm._co_runner_rate(state, baseline, baseline.inst['c'])
+        self.assertEqual(('brought beside', ('a', 0), True), key)
         self.assertAlmostEqual(20 * M / 0.82, rate(state.inst['r']))
         self.assertEqual(20 * M, rate(state.inst['x']))
         # 'x' (MF 0.6) misses to memory, not in cache: it reads 'r' as
         # measured.
         self.assertEqual(0.0, measure.cache_reuse(baseline.inst['x']))
-        rate, key = harm._repaired_rate(state, baseline, baseline.inst['x'])
-        self.assertEqual('class peak', key)
+        rate, key = harm._co_runner_rate(state, baseline, baseline.inst['x'])
+        self.assertEqual(('brought beside', ('a', 0), False), key)
         self.assertEqual(20 * M, rate(state.inst['r']))
         # The same trade of a VM whose memory moves with it is even.
         plan = cluster.Plan(actions=(
