@@ -1034,9 +1034,9 @@ def _co_runner_rate(state, baseline, beside):
     the plan) is read as measured: what ``beside`` faced was measured
     with it. One the plan brings beside it (moving either) is read at
     the most an instance of its class was measured at
-    (:meth:`Baseline.rate`). One
-    period's counters catch a phased workload at one point of its cycle;
-    read as measured, a plan that brings a VM caught in a light phase
+    (:meth:`Baseline.rate`). One period's counters catch a phased
+    workload at one point of its cycle; read as measured, a plan that
+    brings a VM caught in a light phase
     beside a latency service, and takes away one of the same workload
     caught in a heavy phase, looks like less load, and the check passed
     such moves for that reason alone, picking the moves whose estimate
