@@ -911,25 +911,6 @@ class Baseline:
         #: {(figure, ...): value} of :meth:`co_load` and
         #: :meth:`core_overflow`: every step of every walk reads them again.
         self._kept = {}
-        self._peaks = None
-
-    def rate(self, inst):
-        """The most an instance of ``inst``'s class was measured at.
-
-        Its class is :func:`measure.mix_class` (image, flavor and size);
-        at least its own reading. What a co-runner the plan brings beside
-        an instance may run at (:func:`_co_runner_rate`): one period's
-        counters catch a phased workload at one point of its cycle.
-        """
-        if self._peaks is None:
-            peaks = self._peaks = {}
-            for other in self.view.instances:
-                if other.llc_misses_per_s is not None:
-                    key = measure.mix_class(other)
-                    peaks[key] = max(peaks.get(key, 0.0),
-                                     measure.misses(other))
-        return max(self._peaks.get(measure.mix_class(inst), 0.0),
-                   measure.misses(inst))
 
     @property
     def on_host(self):
@@ -1002,89 +983,71 @@ def _keys(state, base, legs):
     return keys
 
 
-def _co_loads(state, inst, before, baseline, repaired=False, worst=True):
+def _co_loads(state, inst, before, baseline, repaired=False):
     """(then, now): the co-runner LLC misses ``inst`` faces.
 
     :func:`measure.co_load`, per average-sized socket, before the plan
-    and now, with the co-runners the plan brings beside it at the rate
-    :func:`_co_runner_rate` reads; for a ``repaired`` instance (see
-    :func:`_co_load_harm`) now is what it faced plus what the plan's
-    migrations bring onto its host. ``worst``: where the host chooses
-    its socket, the socket where it would face the most
-    (:func:`measure.co_load`).
+    and now, with the co-runners the plan repairs at the rate their
+    repair speeds them up to (:func:`_repaired_rate`); for a
+    ``repaired`` instance (see :func:`_co_load_harm`) now is what it
+    faced plus what the plan's migrations bring onto its host.
     """
     then = baseline.co_load(before)
-    rate, key = _co_runner_rate(state, baseline, before)
+    rate, key = _repaired_rate(state, baseline, before)
     if repaired:
         arrived = [o for o in state.on_host[inst.host].values()
                    if o.uuid == inst.uuid
                    or baseline.inst[o.uuid].host != inst.host]
         now = then + measure.co_load(arrived, inst, state.hosts[inst.host],
-                                     state.socket_weight, worst=worst,
+                                     state.socket_weight, worst=True,
                                      rate=rate)
     else:
-        now = state.co_load(inst, worst=worst, rate=rate, rate_key=key)
+        now = state.co_load(inst, worst=True, rate=rate, rate_key=key)
     return then, now
 
 
-def _co_runner_rate(state, baseline, beside):
+def _repaired_rate(state, baseline, beside):
     """(rate, key): a co-runner's LLC misses/s as ``beside`` will face it.
 
-    A co-runner that was beside ``beside`` (an instance as it was before
-    the plan) is read as measured: what ``beside`` faced was measured
-    with it. One the plan brings beside it (moving either) is read at
-    the most an instance of its class was measured at
-    (:meth:`Baseline.rate`). One period's counters catch a phased
-    workload at one point of its cycle; read as measured, a plan that
-    brings a VM caught in a light phase
-    beside a latency service, and takes away one of the same workload
-    caught in a heavy phase, looks like less load, and the check passed
-    such moves for that reason alone, picking the moves whose estimate
-    was most wrong: on family seed 149 (simulated), NUMA repairs passed
-    that way slowed latency services near saturation by 6.5 %
-    (``gen-small-026``) and 15.6 % (``gen-medium-001``) once the phases
-    turned. Those that leave are read as measured too, so that no
-    departure is credited more than it was seen to weigh.
-
-    If ``beside`` lives on its cache (:func:`measure.cache_reuse` above
-    its MF), a co-runner the plan brings beside it and moves onto its own
-    memory runs faster: a NUMA repair that gives back a share ``g`` of
-    its time (its :meth:`~contention.swap.state.State.repair_gain` times
-    its :func:`measure.memory_sensitivity`, the credit :func:`measure.hurt`
-    gives the repaired instance itself) runs it ``1 / (1 - g)`` times as
-    fast as measured (if that is more than its class's peak), and its
-    misses with it, taking more of the cache it joins (occupancy follows
-    the miss rate). Read at the measured rate, a cache-bound co-runner
-    re-pinned onto its memory's socket passed the bound of the
-    cache-bound VM there, which lost 7.1 % (family seed 83
-    gen-small-029, simulated; the arrival ran 6 % faster than measured,
-    and three more cache-bound VMs beside it lost 6 %). Not so for an
-    instance whose misses reach memory, whose neighbours' repairs also
-    take traffic off the controllers and links it uses: counted for them
-    too, the rule cost up to a third of the gain on generated clusters
-    where the simulator saw no harm (doc/watcher.md). A plan that leaves
-    memory remote slows an instance; that is not counted, the cautious
-    error. ``key`` names the rate for
+    As measured, unless the plan brings it beside ``beside`` (an
+    instance as it was before the plan) and moves it onto its own memory,
+    and ``beside`` lives on its cache (:func:`measure.cache_reuse` above
+    its MF): a NUMA repair that gives back a share ``g`` of the
+    co-runner's time (its :meth:`~contention.swap.state.State.
+    repair_gain` times its :func:`measure.memory_sensitivity`, the credit
+    :func:`measure.hurt` gives the repaired instance itself) runs it
+    ``1 / (1 - g)`` times as fast, and its misses with it, taking more of
+    the cache it joins (occupancy follows the miss rate). Read at the
+    measured rate, a cache-bound co-runner re-pinned onto its memory's
+    socket passed the bound of the cache-bound VM there, which lost
+    7.1 % (family seed 83 gen-small-029, simulated; the arrival ran 6 %
+    faster than measured, and three more cache-bound VMs beside it lost
+    6 %). Co-runners that stay beside it are read as measured
+    (what it faces was measured with them), and so are all co-runners of
+    an instance whose misses reach memory, whose neighbours' repairs also
+    take traffic off the controllers and links it uses: counted for
+    them too, the rule cost up to a third of the gain on generated
+    clusters where the simulator saw no harm (doc/watcher.md). A plan
+    that leaves memory remote slows an instance; that is not counted,
+    the cautious error. ``key`` names the rate for
     :meth:`~contention.swap.state.State.co_load`: for a co-runner, it
     depends on the plan's state of that co-runner and on where
-    ``beside`` was and what it lives on only.
+    ``beside`` was only.
     """
+    if measure.cache_reuse(beside, state.thresholds) <= (beside.mf or 0.0):
+        return measure.misses, 'measured'
     where = (beside.host, beside.socket)
-    cache_bound = (measure.cache_reuse(beside, state.thresholds)
-                   > (beside.mf or 0.0))
 
     def rate(other):
         found = measure.misses(other)
         first = baseline.inst.get(other.uuid)
-        if first is None or (first.host, first.socket) == where:
+        if (first is None or first is other or found <= 0
+                or (first.host, first.socket) == where):
             return found
-        peak = baseline.rate(other)
-        if first is other or not cache_bound or found <= 0:
-            return peak
         gain = (state.repair_gain(other, first)
                 * measure.memory_sensitivity(first))
-        return max(peak, found / (1.0 - gain))
-    return rate, ('brought beside', where, cache_bound)
+        return found / (1.0 - gain)
+    return rate, ('repaired beside', where)
 
 
 def _co_load_harm(state, inst, before, params, loads, gain=0.0):
@@ -1345,8 +1308,9 @@ def _predicted_change(state, inst, before, baseline, predictor):
     change = ((1.0 - now) / (1.0 - then) - 1.0
               - _remote_slowdown(state, inst, before)[1])
     if inst.llc_misses_per_s is not None:
-        co_then, co_now = _co_loads(state, inst, before, baseline,
-                                    worst=False)
+        co_then = baseline.co_load(before)
+        rate, key = _repaired_rate(state, baseline, before)
+        co_now = state.co_load(inst, rate=rate, rate_key=key)
         change -= measure.co_load_slowdown(before, co_then, co_now,
                                            state.typical_load,
                                            state.thresholds)

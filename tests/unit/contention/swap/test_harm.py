@@ -499,59 +499,6 @@ class TestCpuShare(testtools.TestCase):
         self.assertIn('of the CPU it wants', out.skipped[0].reason)
 
 
-class TestPhasedCoRunner(testtools.TestCase):
-    """A co-runner counts at the most its class was measured at."""
-
-    def _view(self, peer=True):
-        # 's', a latency service, shares socket 0 of 'a' with 'o'; 'p',
-        # of a phased workload caught in its light phase, is on socket 1;
-        # 'q', of the same image and flavor, is in its heavy phase on 'b'.
-        phased = dict(image_id='phased', flavor='f', cpu_util=1.0, mf=0.05)
-        return v.view([v.host('a', cpus=8), v.host('b', cpus=8)], [
-            v.vm('s', 'a', 1 * M, socket=0, cpu_util=0.5, latency=True),
-            v.vm('o', 'a', 10 * M, socket=0, cpu_util=1.0),
-            v.vm('p', 'a', 4 * M, socket=1, **phased)]
-            + ([v.vm('q', 'b', 30 * M, socket=0, **phased)] if peer
-               else []))
-
-    def _plan(self):
-        return cluster.Plan(actions=(
-            cluster.Repin('p', 'a', 0, move_memory=True),
-            cluster.Repin('o', 'a', 1, move_memory=True)))
-
-    def test_a_light_phase_does_not_pass_for_less_load(self):
-        # As measured, 's' would face 4 M misses/s instead of 10 M; 'p'
-        # may run at the 30 M its class was measured at.
-        out = harm.check(self._view(), self._plan(), PARAMS)
-        self.assertEqual((), out.actions)
-        self.assertIn('s serves requests', out.skipped[0].reason)
-        baseline = _baseline(self._view())
-        self.assertEqual(30 * M, baseline.rate(baseline.inst['p']))
-        self.assertEqual(10 * M, baseline.rate(baseline.inst['o']))
-        state = state_mod.State(self._view())
-        for action in self._plan().actions:
-            state.apply(action)
-        self.assertEqual((10 * M, 30 * M), harm._co_loads(
-            state, state.inst['s'], baseline.inst['s'], baseline))
-
-    def test_a_co_runner_that_stays_counts_as_measured(self):
-        # 'p' was beside 's' already: what 's' faced was measured with it.
-        view = self._view()
-        view = dataclasses.replace(view, instances=tuple(
-            dataclasses.replace(i, socket=0) if i.uuid == 'p' else i
-            for i in view.instances))
-        baseline = _baseline(view)
-        state = state_mod.State(view)
-        state.apply(cluster.Repin('o', 'a', 1, move_memory=True))
-        self.assertEqual((14 * M, 4 * M), harm._co_loads(
-            state, state.inst['s'], baseline.inst['s'], baseline))
-
-    def test_an_instance_alone_in_its_class_counts_as_measured(self):
-        self.assertEqual(self._plan().actions,
-                         harm.check(self._view(peer=False), self._plan(),
-                                    PARAMS).actions)
-
-
 class TestServing(testtools.TestCase):
     """Without a model, services answering requests are protected."""
 
@@ -794,15 +741,15 @@ class TestServing(testtools.TestCase):
         baseline = _baseline(self._traded(0))
         state = state_mod.State(self._traded(0))
         state.move('r', 'a', 0, move_memory=False)
-        rate, key = harm._co_runner_rate(state, baseline, baseline.inst['c'])
-        self.assertEqual(('brought beside', ('a', 0), True), key)
+        rate, key = harm._repaired_rate(state, baseline, baseline.inst['c'])
+        self.assertEqual(('repaired beside', ('a', 0)), key)
         self.assertAlmostEqual(20 * M / 0.82, rate(state.inst['r']))
         self.assertEqual(20 * M, rate(state.inst['x']))
         # 'x' (MF 0.6) misses to memory, not in cache: it reads 'r' as
         # measured.
         self.assertEqual(0.0, measure.cache_reuse(baseline.inst['x']))
-        rate, key = harm._co_runner_rate(state, baseline, baseline.inst['x'])
-        self.assertEqual(('brought beside', ('a', 0), False), key)
+        rate, key = harm._repaired_rate(state, baseline, baseline.inst['x'])
+        self.assertEqual('measured', key)
         self.assertEqual(20 * M, rate(state.inst['r']))
         # The same trade of a VM whose memory moves with it is even.
         plan = cluster.Plan(actions=(
