@@ -231,11 +231,8 @@ class State:
         self._count_load(inst, sign * (llc or 0.0))
         if socket is None or llc is None:
             return
-        stats = self.sock_stats[(host, socket)]
-        misses, sens = self._pressure_terms(inst)
-        stats[0] += sign * misses
-        stats[1] += sign * sens
-        stats[2] += sign * sens * misses
+        _shift(self.sock_stats[(host, socket)], self._pressure_terms(inst),
+               sign)
 
     def _pressure_terms(self, inst):
         """(LLC misses/s, sensitivity) ``inst`` adds to its socket's sums.
@@ -265,14 +262,11 @@ class State:
         for inst, host, socket in moves:
             if inst.llc_misses_per_s is None:
                 continue
-            misses, sens = self._pressure_terms(inst)
+            terms = self._pressure_terms(inst)
             for key, sign in (((inst.host, inst.socket), -1.0),
                               ((host, socket), 1.0)):
                 if key[1] is not None:
-                    stats = shifted[key]
-                    stats[0] += sign * misses
-                    stats[1] += sign * sens
-                    stats[2] += sign * sens * misses
+                    _shift(shifted[key], terms, sign)
         # fsum: the sum may not depend on the order of a set of keys
         # (string hashing differs between processes), or equal
         # candidates would tie differently in two runs of one audit.
@@ -545,6 +539,21 @@ class State:
         return dataclasses.replace(
             self.view, instances=tuple(self.inst[i.uuid]
                                        for i in self.view.instances))
+
+
+def _shift(stats, terms, sign):
+    """Add (``sign`` 1) or take away (-1) ``terms`` in a socket's sums.
+
+    ``stats`` is [LLC misses/s, sensitivities, sensitivity x misses] of
+    a socket, ``terms`` an instance's (misses/s, sensitivity)
+    (:meth:`State._pressure_terms`): the one rule for how an instance
+    changes them, whether it moves (:meth:`State._account`) or is only
+    weighed moving (:meth:`State.pressure`).
+    """
+    misses, sens = terms
+    stats[0] += sign * misses
+    stats[1] += sign * sens
+    stats[2] += sign * sens * misses
 
 
 def _copied(index, zero):

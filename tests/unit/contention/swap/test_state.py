@@ -69,6 +69,27 @@ class TestFork(testtools.TestCase):
         self.assertRaises(ValueError, state_mod.State(view).fork, 'rack')
 
 
+class TestWeighedMoves(testtools.TestCase):
+    @hypothesis.settings(max_examples=40, deadline=None)
+    @hypothesis.given(test_harm.full_views())
+    def test_weighing_a_move_gives_what_running_it_gives(self, drawn):
+        # State.pressure and State.vcpus with moves that have not run
+        # must read what the State reads once they have.
+        view, _ = drawn
+        hypothesis.assume(view.instances)
+        uuid, host, socket = first_move(view)
+        state = state_mod.State(view)
+        moves = [(state.inst[uuid], host, socket)]
+        before = state.inst[uuid]
+        keys = {(before.host, before.socket), (host, socket)}
+        weighed = (state.pressure(keys, moves),
+                   state.vcpus(host, socket, moves))
+        state.move(uuid, host, socket)
+        self.assertAlmostEqual(state.pressure(keys), weighed[0],
+                               delta=1e-6 * max(1.0, abs(weighed[0])))
+        self.assertEqual(state.vcpus(host, socket), weighed[1])
+
+
 class TestPerHost(testtools.TestCase):
     """Figures kept while a host's instances are unchanged."""
 
