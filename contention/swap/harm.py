@@ -31,10 +31,12 @@ exchange, later actions of the same instance):
   its class, or the model is unsure of the row:
   :mod:`contention.perfmodel.confidence`, counted in the mix values'
   ``abstentions``), an action after which the co-runner
-  LLC misses it faces, its share of the CPU it wants or the share of its
-  own misses left on another socket's memory move by more than the bound
-  allows, each or together (:meth:`_Walk.estimate_harm`,
-  :func:`measure.hurt`, :func:`_summed_harm`). An
+  LLC misses it faces (a service reads those the plan brings beside it
+  at their class's busiest CPU use: :func:`_co_runner_rate`), its
+  share of the CPU it wants or the share of its own misses left on
+  another socket's memory move by more than the bound allows, each or
+  together (:meth:`_Walk.estimate_harm`, :func:`measure.hurt`,
+  :func:`_summed_harm`). An
   instance the plan repairs (NUMA) is spared the re-deal of its own
   host while the plan is walked; if the walk's end still harms it, with
   what its repair gives back, the plan is walked again without sparing
@@ -911,6 +913,32 @@ class Baseline:
         #: {(figure, ...): value} of :meth:`co_load` and
         #: :meth:`core_overflow`: every step of every walk reads them again.
         self._kept = {}
+        self._peaks = None
+
+    def class_peak(self, inst):
+        """``inst``'s LLC misses/s at the most CPU its class was seen using.
+
+        Its class is :func:`measure.mix_class` (image, flavor and size). A
+        phase of a workload is a change in how much CPU it wants, so one
+        period's counters catch a phased workload at one point of its
+        cycle; the instances of its class that run now show more of it.
+        Its misses per CPU-second are kept as measured: they change with
+        its neighbours (the cache it gets), and the instances of a class
+        measure different rates beside different neighbours. At least
+        its own reading; within its CPU quota.
+        """
+        found = measure.misses(inst)
+        if not found or not inst.cpu_util or inst.cpu_util <= 0:
+            return found
+        if self._peaks is None:
+            peaks = self._peaks = {}
+            for other in self.view.instances:
+                if other.cpu_util is not None:
+                    key = measure.mix_class(other)
+                    peaks[key] = max(peaks.get(key, 0.0), other.cpu_util)
+        most = min(self._peaks.get(measure.mix_class(inst), 0.0),
+                   min(1.0, inst.cpu_quota or 1.0))
+        return found * max(1.0, most / inst.cpu_util)
 
     @property
     def on_host(self):
@@ -987,13 +1015,13 @@ def _co_loads(state, inst, before, baseline, repaired=False):
     """(then, now): the co-runner LLC misses ``inst`` faces.
 
     :func:`measure.co_load`, per average-sized socket, before the plan
-    and now, with the co-runners the plan repairs at the rate their
-    repair speeds them up to (:func:`_repaired_rate`); for a
-    ``repaired`` instance (see :func:`_co_load_harm`) now is what it
-    faced plus what the plan's migrations bring onto its host.
+    and now, with the co-runners the plan brings beside it at the rate
+    :func:`_co_runner_rate` reads; for a ``repaired`` instance (see
+    :func:`_co_load_harm`) now is what it faced plus what the plan's
+    migrations bring onto its host.
     """
     then = baseline.co_load(before)
-    rate, key = _repaired_rate(state, baseline, before)
+    rate, key = _co_runner_rate(state, baseline, before)
     if repaired:
         arrived = [o for o in state.on_host[inst.host].values()
                    if o.uuid == inst.uuid
@@ -1006,48 +1034,77 @@ def _co_loads(state, inst, before, baseline, repaired=False):
     return then, now
 
 
-def _repaired_rate(state, baseline, beside):
+def _co_runner_rate(state, baseline, beside):
     """(rate, key): a co-runner's LLC misses/s as ``beside`` will face it.
 
-    As measured, unless the plan brings it beside ``beside`` (an
-    instance as it was before the plan) and moves it onto its own memory,
-    and ``beside`` lives on its cache (:func:`measure.cache_reuse` above
-    its MF): a NUMA repair that gives back a share ``g`` of the
-    co-runner's time (its :meth:`~contention.swap.state.State.
-    repair_gain` times its :func:`measure.memory_sensitivity`, the credit
-    :func:`measure.hurt` gives the repaired instance itself) runs it
-    ``1 / (1 - g)`` times as fast, and its misses with it, taking more of
-    the cache it joins (occupancy follows the miss rate). Read at the
-    measured rate, a cache-bound co-runner re-pinned onto its memory's
-    socket passed the bound of the cache-bound VM there, which lost
-    7.1 % (family seed 83 gen-small-029, simulated; the arrival ran 6 %
-    faster than measured, and three more cache-bound VMs beside it lost
-    6 %). Co-runners that stay beside it are read as measured
-    (what it faces was measured with them), and so are all co-runners of
-    an instance whose misses reach memory, whose neighbours' repairs also
+    ``beside`` is an instance as it was before the plan. A co-runner
+    that was beside it is read as measured: what it faced was measured
+    with that co-runner. One the plan brings beside it (moving either)
+    is read as measured too, with two exceptions.
+
+    *A service answering requests* (:func:`measure.serving`) faces it at
+    the CPU use its class was seen at its busiest
+    (:meth:`Baseline.class_peak`). One period's counters catch a phased
+    workload at one point of its cycle: read as measured, a plan that
+    brings a VM caught in a light phase beside a service, and takes away
+    one caught in a heavy phase, looks like less load, and the check
+    passed such moves for that reason alone, picking the moves whose
+    estimate was most wrong. On family seed 149 (simulated), NUMA repairs
+    passed that way slowed services near saturation by 6.5 %
+    (``gen-small-026``) and 15.6 % (``gen-medium-001``) once the phases
+    turned. A service's response time grows as 1 / (1 - utilisation), so
+    a phase's peak, not its mean, is what it pays for; a throughput code
+    pays for the mean. The class's busiest CPU use, not its highest miss
+    rate: the instances of a class measure different rates per CPU-second
+    beside different neighbours, and read at the highest, any exchange
+    within a class looked like more load (it refused the repairs of Ahn
+    et al.'s WL1, doc/watcher.md). Co-runners that leave are read as
+    measured, so that no departure is credited more than it was seen to
+    weigh.
+
+    *If ``beside`` lives on its cache* (:func:`measure.cache_reuse` above
+    its MF), a co-runner the plan brings beside it and moves onto its own
+    memory runs faster: a NUMA repair that gives back a share ``g`` of
+    its time (its :meth:`~contention.swap.state.State.repair_gain` times
+    its :func:`measure.memory_sensitivity`, the credit :func:`measure.hurt`
+    gives the repaired instance itself) runs it ``1 / (1 - g)`` times as
+    fast, and its misses with it, taking more of the cache it joins
+    (occupancy follows the miss rate). Read at the measured rate, a
+    cache-bound co-runner re-pinned onto its memory's socket passed the
+    bound of the cache-bound VM there, which lost 7.1 % (family seed 83
+    gen-small-029, simulated; the arrival ran 6 % faster than measured,
+    and three more cache-bound VMs beside it lost 6 %). Not so for an
+    instance whose misses reach memory, whose neighbours' repairs also
     take traffic off the controllers and links it uses: counted for
     them too, the rule cost up to a third of the gain on generated
     clusters where the simulator saw no harm (doc/watcher.md). A plan
     that leaves memory remote slows an instance; that is not counted,
-    the cautious error. ``key`` names the rate for
+    the cautious error.
+
+    ``key`` names the rate for
     :meth:`~contention.swap.state.State.co_load`: for a co-runner, it
     depends on the plan's state of that co-runner and on where
-    ``beside`` was only.
+    ``beside`` was, and which of the two it is, only.
     """
-    if measure.cache_reuse(beside, state.thresholds) <= (beside.mf or 0.0):
+    cache_bound = (measure.cache_reuse(beside, state.thresholds)
+                   > (beside.mf or 0.0))
+    serving = measure.serving(beside)
+    if not (cache_bound or serving):
         return measure.misses, 'measured'
     where = (beside.host, beside.socket)
 
     def rate(other):
         found = measure.misses(other)
         first = baseline.inst.get(other.uuid)
-        if (first is None or first is other or found <= 0
-                or (first.host, first.socket) == where):
+        if first is None or (first.host, first.socket) == where:
             return found
+        brought = baseline.class_peak(other) if serving else found
+        if first is other or found <= 0 or not cache_bound:
+            return brought
         gain = (state.repair_gain(other, first)
                 * measure.memory_sensitivity(first))
-        return found / (1.0 - gain)
-    return rate, ('repaired beside', where)
+        return max(brought, found / (1.0 - gain))
+    return rate, ('brought beside', where, cache_bound, serving)
 
 
 def _co_load_harm(state, inst, before, params, loads, gain=0.0):
@@ -1309,7 +1366,7 @@ def _predicted_change(state, inst, before, baseline, predictor):
               - _remote_slowdown(state, inst, before)[1])
     if inst.llc_misses_per_s is not None:
         co_then = baseline.co_load(before)
-        rate, key = _repaired_rate(state, baseline, before)
+        rate, key = _co_runner_rate(state, baseline, before)
         co_now = state.co_load(inst, rate=rate, rate_key=key)
         change -= measure.co_load_slowdown(before, co_then, co_now,
                                            state.typical_load,
