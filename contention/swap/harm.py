@@ -928,7 +928,7 @@ class Baseline:
         its own reading; within its CPU quota.
         """
         found = measure.misses(inst)
-        if not found or not inst.cpu_util or inst.cpu_util <= 0:
+        if not found or (inst.cpu_util or 0.0) <= 0.0:
             return found
         if self._peaks is None:
             # One pass over the view, the first time a service needs it
@@ -1016,14 +1016,17 @@ def _keys(state, base, legs):
     return keys
 
 
-def _co_loads(state, inst, before, baseline, repaired=False):
+def _co_loads(state, inst, before, baseline, repaired=False, worst=True):
     """(then, now): the co-runner LLC misses ``inst`` faces.
 
     :func:`measure.co_load`, per average-sized socket, before the plan
     and now, with the co-runners the plan brings beside it at the rate
     :func:`_co_runner_rate` reads; for a ``repaired`` instance (see
     :func:`_co_load_harm`) now is what it faced plus what the plan's
-    migrations bring onto its host.
+    migrations bring onto its host. ``worst``: where the host chooses
+    its socket, the socket where it would face the most (the harm
+    check's reading), else an even share of the host (the predicted
+    change's): :func:`measure.co_load`.
     """
     then = baseline.co_load(before)
     rate, key = _co_runner_rate(state, baseline, before)
@@ -1032,10 +1035,10 @@ def _co_loads(state, inst, before, baseline, repaired=False):
                    if o.uuid == inst.uuid
                    or baseline.inst[o.uuid].host != inst.host]
         now = then + measure.co_load(arrived, inst, state.hosts[inst.host],
-                                     state.socket_weight, worst=True,
+                                     state.socket_weight, worst=worst,
                                      rate=rate)
     else:
-        now = state.co_load(inst, worst=True, rate=rate, rate_key=key)
+        now = state.co_load(inst, worst=worst, rate=rate, rate_key=key)
     return then, now
 
 
@@ -1370,9 +1373,8 @@ def _predicted_change(state, inst, before, baseline, predictor):
     change = ((1.0 - now) / (1.0 - then) - 1.0
               - _remote_slowdown(state, inst, before)[1])
     if inst.llc_misses_per_s is not None:
-        co_then = baseline.co_load(before)
-        rate, key = _co_runner_rate(state, baseline, before)
-        co_now = state.co_load(inst, rate=rate, rate_key=key)
+        co_then, co_now = _co_loads(state, inst, before, baseline,
+                                    worst=False)
         change -= measure.co_load_slowdown(before, co_then, co_now,
                                            state.typical_load,
                                            state.thresholds)
