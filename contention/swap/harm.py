@@ -1131,9 +1131,10 @@ def _co_load_harm(state, inst, before, params, loads, gain=0.0):
     (simulated).
     """
     then, now = loads
+    own = state.own_load(inst)
     if not measure.hurt(before, then, now, params.max_vm_harm,
                         params.max_latency_harm, state.typical_load,
-                        state.thresholds, gain=gain):
+                        state.thresholds, gain=gain, own=own):
         return None
     if before.latency:
         what = 'serves requests (a latency service, as its flavor declares)'
@@ -1147,7 +1148,9 @@ def _co_load_harm(state, inst, before, params, loads, gain=0.0):
     return ('harm_bound: %s %s and would face %s co-runner LLC misses '
             '(%.3g misses/s, from %.3g; bound +%.1f%% of %.3g%s)'
             % (inst.uuid, what, 'more' if then > 0 else 'new', now, then,
-               100 * bound, max(then, state.typical_load),
+               100 * bound, measure.co_load_base(
+                   before, then, now, state.typical_load, own,
+                   state.thresholds),
                ', less %.0f%% back from a NUMA repair' % (100 * gain)
                if gain > 0 else ''))
 
@@ -1278,7 +1281,7 @@ def _summed_harm(state, inst, before, params, cpu, remote, loads, gain):
         then_load, now_load = loads
         parts[2] = max(0.0, measure.co_load_slowdown(
             before, then_load, now_load, state.typical_load,
-            state.thresholds, gain))
+            state.thresholds, gain, state.own_load(inst)))
     bound = _bound(before, params)
     if sum(parts) <= bound + _EPS:
         return None
@@ -1377,5 +1380,6 @@ def _predicted_change(state, inst, before, baseline, predictor):
                                     worst=False)
         change -= measure.co_load_slowdown(before, co_then, co_now,
                                            state.typical_load,
-                                           state.thresholds)
+                                           state.thresholds,
+                                           own=state.own_load(inst))
     return max(-1.0, change)

@@ -373,17 +373,51 @@ def core_overflow(instances, host, socket, wanted=busy_vcpus):
     return (demand - cores) / demand
 
 
+def co_load_base(inst, then, now, typical, own=None,
+                 th=classify.DEFAULT_THRESHOLDS):
+    """What a rise of the co-runner LLC misses ``inst`` faces is relative to.
+
+    Merlin section 3.2's two ways to suffer (:func:`sensitivity`) call
+    for two yardsticks.
+
+    *An instance that lives on its cache* (:func:`cache_reuse` above its
+    Memory Factor) loses its share of the cache. A cache's occupancy
+    follows the rate each sharer inserts lines at (the simulator's
+    model, and why the estimate counts misses at all), so it holds
+    own / (own + co-runners') of it, and a rise of the co-runners' misses
+    from ``then`` to ``now`` takes (now - then) / (own + now) of that
+    share: the base is its own misses (``own``, in the unit of ``then``
+    and ``now``; default as measured) with the co-runners' it will face.
+    Relative to a typical socket's load instead, a cache-bound VM on a
+    lightly loaded socket was allowed a rise that took a fifth of its
+    share: on family seed 191's ``gen-medium-002`` (``intel-4s``, W-W
+    start; simulated) two repairs raised such a VM's co-runner misses by
+    27 %, which against a typical socket's load, six times its own
+    socket's, read as 3 %; it lost 5.2 %.
+
+    *A service answering requests* (:func:`serving`), *or an instance
+    whose misses reach memory*, competes for the memory controller and
+    the interconnect, whose bandwidth the view does not carry: the base
+    is the load it faced (``then``), or the ``typical`` load of a socket
+    where that is larger, so that a rise on a quiet socket, far from any
+    controller's limit, is read against what sockets commonly carry (a
+    service alone on its socket may still get a small neighbour).
+    """
+    if serving(inst) or cache_reuse(inst, th) <= (inst.mf or 0.0):
+        return max(then, typical)
+    return now + (misses(inst) if own is None else own)
+
+
 def co_load_slowdown(inst, then, now, typical,
-                     th=classify.DEFAULT_THRESHOLDS, gain=0.0):
+                     th=classify.DEFAULT_THRESHOLDS, gain=0.0, own=None):
     """The slowdown more co-runner load (``then`` -> ``now``) stands for.
 
     The contention estimate's, for where no performance model values the
     instance: it has no calibration to performance, so it bounds the
-    cause, not the effect. The rise, relative to ``then`` or to the
-    ``typical`` load of a socket where that is larger (a service alone on
-    its socket may still get a small neighbour), as it is for a service
-    answering requests (:func:`serving`), weighted by the instance's
-    sensitivity (:func:`sensitivity`) for others. ``gain``, the slowdown
+    cause, not the effect. The rise, relative to :func:`co_load_base`
+    (``typical``, ``own``: see there), weighted by the instance's
+    sensitivity (:func:`sensitivity`) unless it serves requests
+    (:func:`serving`). ``gain``, the slowdown
     the same plan removes otherwise (a NUMA repair's, a share of its
     time), is set against the rise, weighted by the
     :func:`memory_sensitivity` for every instance: it is a slowdown of
@@ -392,7 +426,7 @@ def co_load_slowdown(inst, then, now, typical,
     repair that gave it 0.13, and let in a streamer that cost it 20 %
     (gen-small-011 of family seed 101, simulated).
     """
-    base = max(then, typical)
+    base = co_load_base(inst, then, now, typical, own, th)
     rise = now - then
     if not serving(inst):
         rise *= sensitivity(inst, th)
@@ -404,7 +438,7 @@ def co_load_slowdown(inst, then, now, typical,
 
 
 def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
-         th=classify.DEFAULT_THRESHOLDS, gain=0.0):
+         th=classify.DEFAULT_THRESHOLDS, gain=0.0, own=None):
     """Whether more co-runner load (``then`` -> ``now``) harms ``inst``.
 
     :func:`co_load_slowdown` may not pass ``max_latency_harm`` for a
@@ -412,7 +446,7 @@ def hurt(inst, then, now, max_vm_harm, max_latency_harm, typical,
     others.
     """
     bound = max_latency_harm if serving(inst) else max_vm_harm
-    return co_load_slowdown(inst, then, now, typical, th, gain) > (
+    return co_load_slowdown(inst, then, now, typical, th, gain, own) > (
         bound + 1e-12)
 
 

@@ -309,9 +309,11 @@ def _try_repair(state, moves, params, candidates):
             if state.cell_free(host, key[1], False)[1] < 0:
                 return None
         for uuid, (first, then) in judged.items():
-            if measure.hurt(first, then, state.co_load(state.inst[uuid]),
+            now = state.inst[uuid]
+            if measure.hurt(first, then, state.co_load(now),
                             params.max_vm_harm, params.max_latency_harm,
-                            state.typical_load, state.thresholds):
+                            state.typical_load, state.thresholds,
+                            own=state.own_load(now)):
                 return None
         if not _cpu_pays(state, moves, overflow_before):
             return None

@@ -105,7 +105,7 @@ class State:
         sockets = [(h.name, s.id) for h in view.hosts if h.enabled
                    for s in h.sockets]
         #: The weighted LLC misses/s of an average socket before any move
-        #: (:func:`measure.hurt`).
+        #: (a service's floor, :func:`measure.co_load_base`).
         self.typical_load = sum(
             self.sock_stats[k][0] * self.socket_weight.get(k, 1.0)
             for k in sockets if k in self.sock_stats) / max(1, len(sockets))
@@ -404,6 +404,22 @@ class State:
                                               worst, rate or measure.misses))
         return measure.co_load(instances, inst, host, self.socket_weight,
                                worst=worst, rate=rate, terms=terms)
+
+    def own_load(self, inst):
+        """``inst``'s LLC misses/s in the unit of :meth:`co_load`.
+
+        Weighted like its co-runners' (by the weight of the socket it runs
+        on, the mean of its host's where the host chooses), so that its
+        share of its socket's misses is the unweighted one
+        (:func:`measure.co_load_base`).
+        """
+        if inst.socket is not None:
+            keys = [(inst.host, inst.socket)]
+        else:
+            keys = [(inst.host, s.id) for s in self.hosts[inst.host].sockets]
+        weight = (sum(self.socket_weight.get(k, 1.0) for k in keys)
+                  / len(keys) if keys else 1.0)
+        return measure.misses(inst) * weight
 
     def memory_socket(self, inst):
         """The socket holding ``inst``'s memory.

@@ -1006,6 +1006,60 @@ class TestRemoteTenant(testtools.TestCase):
                          harm.check(view, plan, PARAMS).actions)
 
 
+class TestCoLoadBase(testtools.TestCase):
+    """A rise is read against a cache share, or against a typical socket."""
+
+    def _view(self, mf, mpki):
+        # 'v' and 'w' share socket 0 of 'a', a quiet host; 'n' runs beside
+        # a streamer on 'c', whose two sockets set the typical load
+        # ((4 + 61.5 + 60) / 4 sockets = 31.4 M misses/s).
+        return v.view([v.host('a', cpus=8), v.host('c', cpus=8)], [
+            v.vm('v', 'a', 2 * M, socket=0, cpu_util=1.0, mf=mf,
+                 mpki=mpki),
+            v.vm('w', 'a', 2 * M, socket=0, cpu_util=1.0, mf=0.9,
+                 mpki=20.0),
+            v.vm('n', 'c', 1.5 * M, socket=0, cpu_util=1.0, mf=0.9,
+                 mpki=20.0),
+            v.vm('c0', 'c', 60 * M, socket=0, cpu_util=1.0, mf=0.9,
+                 mpki=20.0),
+            v.vm('c1', 'c', 60 * M, socket=1, cpu_util=1.0, mf=0.9,
+                 mpki=20.0)])
+
+    def test_a_cache_bound_vm_is_judged_by_its_share_of_the_cache(self):
+        # 'n' leaving the streamer for v's socket: v (MF 0.2, the LLC
+        # serves 80 % of its accesses) holds 2 / (2 + 2) of the cache and
+        # would hold 2 / (2 + 3.5): 1.5 M more x 0.8 over 5.5 M is 22 %.
+        # Against the typical socket's 31.4 M it read as 3.8 %.
+        plan = cluster.Plan(actions=(cluster.Migrate('n', 'c', 'a', 0),))
+        out = harm.check(self._view(0.2, 2.0), plan, PARAMS)
+        self.assertEqual((), out.actions)
+        self.assertEqual(
+            'harm_bound: v has sensitivity 0.80 and would face more '
+            'co-runner LLC misses (3.5e+06 misses/s, from 2e+06; bound '
+            '+5.0% of 5.5e+06)', out.skipped[0].reason)
+        state = state_mod.State(self._view(0.2, 2.0))
+        self.assertAlmostEqual(31.375 * M, state.typical_load)
+
+    def test_one_whose_misses_reach_memory_by_a_typical_socket(self):
+        # The same arrival for w and a memory-bound v (MF 0.9): 1.5 M x
+        # 0.9 over the typical 31.4 M is 4.3 %, within the bound; the
+        # controller of a quiet socket is far from its limit.
+        plan = cluster.Plan(actions=(cluster.Migrate('n', 'c', 'a', 0),))
+        out = harm.check(self._view(0.9, 20.0), plan, PARAMS)
+        self.assertEqual(plan.actions, out.actions)
+        self.assertAlmostEqual(
+            1.5 * 0.9 / 31.375,
+            measure.co_load_slowdown(self._view(0.9, 20.0).instance('v'),
+                                     2 * M, 3.5 * M, 31.375 * M))
+
+    def test_the_share_is_of_its_own_socket_s_weight(self):
+        # On a cluster mixing classes co-runners count per average-sized
+        # socket; the instance's own misses are weighted alike.
+        state = state_mod.State(self._view(0.2, 2.0))
+        state.socket_weight[('a', 0)] = 0.5
+        self.assertEqual(1 * M, state.own_load(state.inst['v']))
+
+
 class TestHostChoosesTheSocket(testtools.TestCase):
     """A migration that lets the host choose the socket: judge the worst."""
 
