@@ -105,7 +105,8 @@ class State:
         sockets = [(h.name, s.id) for h in view.hosts if h.enabled
                    for s in h.sockets]
         #: The weighted LLC misses/s of an average socket before any move
-        #: (a service's floor, :func:`measure.co_load_base`).
+        #: (the floor :func:`measure.co_load_base` gives services and
+        #: instances whose misses reach memory).
         self.typical_load = sum(
             self.sock_stats[k][0] * self.socket_weight.get(k, 1.0)
             for k in sockets if k in self.sock_stats) / max(1, len(sockets))
