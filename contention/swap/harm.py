@@ -1070,9 +1070,9 @@ def _co_runner_rate(state, baseline, beside):
     measured, so that no departure is credited more than it was seen to
     weigh.
 
-    *If ``beside`` lives on its cache* (:func:`measure.cache_reuse` above
-    its MF), a co-runner the plan brings beside it and moves onto its own
-    memory runs faster: a NUMA repair that gives back a share ``g`` of
+    *If ``beside`` lives on its cache* (:func:`measure.lives_on_its_cache`),
+    a co-runner the plan brings beside it and moves onto its own memory
+    runs faster: a NUMA repair that gives back a share ``g`` of
     its time (its :meth:`~contention.swap.state.State.repair_gain` times
     its :func:`measure.memory_sensitivity`, the credit :func:`measure.hurt`
     gives the repaired instance itself) runs it ``1 / (1 - g)`` times as
@@ -1094,8 +1094,7 @@ def _co_runner_rate(state, baseline, beside):
     depends on the plan's state of that co-runner and on where
     ``beside`` was, and which of the two it is, only.
     """
-    cache_bound = (measure.cache_reuse(beside, state.thresholds)
-                   > (beside.mf or 0.0))
+    cache_bound = measure.lives_on_its_cache(beside, state.thresholds)
     serving = measure.serving(beside)
     if not (cache_bound or serving):
         return measure.misses, 'measured'

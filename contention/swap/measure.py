@@ -168,6 +168,16 @@ def cache_reuse(instance, th=classify.DEFAULT_THRESHOLDS):
     return (1.0 - mf) * min(1.0, instance.mpki / mf / th.mpki_low)
 
 
+def lives_on_its_cache(instance, th=classify.DEFAULT_THRESHOLDS):
+    """Whether co-runners hurt ``instance`` more through its cache share.
+
+    Merlin section 3.2's cache-reuse case (:func:`cache_reuse`) above its
+    memory case (the MF): what it can lose is the share of the cache it
+    holds, not time at the memory controller.
+    """
+    return cache_reuse(instance, th) > (instance.mf or 0.0)
+
+
 def memory_sensitivity(instance):
     """How much an instance gains when its LLC misses reach memory faster.
 
@@ -380,8 +390,8 @@ def co_load_base(inst, then, now, typical, own=None,
     Merlin section 3.2's two ways to suffer (:func:`sensitivity`) call
     for two yardsticks.
 
-    *An instance that lives on its cache* (:func:`cache_reuse` above its
-    Memory Factor) loses its share of the cache. A cache's occupancy
+    *An instance that lives on its cache* (:func:`lives_on_its_cache`)
+    loses its share of the cache. A cache's occupancy
     follows the rate each sharer inserts lines at (the simulator's
     model, and why the estimate counts misses at all), so it holds
     own / (own + co-runners') of it, and a rise of the co-runners' misses
@@ -403,7 +413,7 @@ def co_load_base(inst, then, now, typical, own=None,
     controller's limit, is read against what sockets commonly carry (a
     service alone on its socket may still get a small neighbour).
     """
-    if serving(inst) or cache_reuse(inst, th) <= (inst.mf or 0.0):
+    if serving(inst) or not lives_on_its_cache(inst, th):
         return max(then, typical)
     return now + (misses(inst) if own is None else own)
 
