@@ -107,6 +107,15 @@ agent_opts = [
                     'instance, which local actions refuse to touch. Unset: '
                     'a domain whose vCPUs are each pinned to its own single '
                     'CPU counts as dedicated.'),
+    cfg.FloatOpt('memory_bandwidth_gbps', default=None, min=0.1,
+                 help='Sustainable DRAM bandwidth of each NUMA node\'s '
+                      'memory controller on this host, GB/s: the vendor\'s '
+                      'figure for its memory channels, or what a STREAM '
+                      'triad reaches on an idle node. Reported in the '
+                      'host topology; the strategies\' harm check judges '
+                      'the queue a plan\'s memory traffic builds at a '
+                      'controller against it. Unset: unknown, and no plan '
+                      'is judged by its controllers\' queues.'),
     cfg.IntOpt('cpu_period_us', default=100000, min=1000, max=1000000,
                help='CFS period (microseconds) set together with the quota '
                     'by set_cpu_quota.'),

@@ -85,6 +85,11 @@ class SocketView:
     cores: Optional[int] = None
     #: Last-level cache of those CPUs, KiB (None: unknown).
     llc_kib: Optional[int] = None
+    #: Sustainable DRAM bandwidth of its nodes' memory controllers,
+    #: summed, bytes/s (None: unknown): the harm check's reading of the
+    #: queue at a controller (:meth:`contention.swap.state.State.
+    #: mc_utilisation`).
+    memory_bandwidth_bps: Optional[float] = None
 
 
 @fast_init

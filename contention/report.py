@@ -32,7 +32,7 @@ import orjson
 from contention import schema
 from contention.topology import HostTopology
 
-SCHEMA_VERSION = '1.3'
+SCHEMA_VERSION = '1.4'
 SUPPORTED_MAJOR = 1
 
 EVENT_TYPE = 'contention.host.report'

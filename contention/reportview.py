@@ -185,8 +185,10 @@ def _sockets(topology, nova_cpus=()):
     what ``cpu_shared_set`` and ``cpu_dedicated_set`` do not hold. Hosts of
     one model share a few shapes, so results are cached by shape.
     """
-    key = (tuple((n.id, n.socket, tuple(n.cpus), n.memory_mib)
-                 for n in topology.nodes), nova_cpus)
+    key = (tuple((n.id, n.socket, tuple(n.cpus), n.memory_mib,
+                  n.memory_bandwidth_bps) for n in topology.nodes),
+           tuple((c.level, tuple(c.cpus), c.size_kib)
+                 for c in topology.caches), nova_cpus)
     cached = _SOCKETS_CACHE.get(key)
     if cached is None:
         if len(_SOCKETS_CACHE) > 1024:
@@ -217,10 +219,19 @@ def _compute_sockets(topology, nova_cpus):
             cpus=len(cpu_ids),
             memory_mib=int(sum(n.memory_mib for n in members)),
             cores=len({core_of.get(c, ('cpu', c)) for c in cpu_ids}),
-            llc_kib=_llc_kib(llcs, cpu_ids)))
+            llc_kib=_llc_kib(llcs, cpu_ids),
+            memory_bandwidth_bps=_memory_bandwidth(members)))
         cpus[socket_id] = cpu_ids
         node_ids[socket_id] = tuple(n.id for n in members)
     return tuple(sockets), cpus, node_ids
+
+
+def _memory_bandwidth(nodes):
+    """Summed memory bandwidth of ``nodes``, bytes/s (None: unknown)."""
+    found = [n.memory_bandwidth_bps for n in nodes]
+    if not found or any(b is None for b in found):
+        return None
+    return float(sum(found))
 
 
 def _llc_kib(caches, cpu_ids):

@@ -19,6 +19,8 @@ Vocabulary:
 import dataclasses
 from typing import Optional
 
+from contention import schema
+
 
 @dataclasses.dataclass(frozen=True)
 class Cpu:
@@ -56,6 +58,11 @@ class NumaNode:
     memory_mib: int
     #: Socket of this node's CPUs (a node with no CPUs has socket -1).
     socket: int
+    #: Sustainable DRAM bandwidth of its memory controller, bytes/s, as
+    #: the operator states it (``[agent] memory_bandwidth_gbps``); None:
+    #: unknown. Since report schema 1.4.
+    memory_bandwidth_bps: Optional[float] = dataclasses.field(
+        default=None, metadata=schema.non_negative())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,3 +166,16 @@ class HostTopology:
     def from_dict(cls, data, path='topology'):
         from contention import schema
         return schema.load(cls, data, path)
+
+
+def with_memory_bandwidth(topology, bps):
+    """``topology`` with ``bps`` as each memory node's bandwidth.
+
+    Every node with memory gets it (a node without memory has no
+    controller to queue at); ``bps`` None leaves the topology as it is.
+    """
+    if bps is None:
+        return topology
+    nodes = tuple(dataclasses.replace(n, memory_bandwidth_bps=float(bps))
+                  if n.memory_mib > 0 else n for n in topology.nodes)
+    return dataclasses.replace(topology, nodes=nodes)

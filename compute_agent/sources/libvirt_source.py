@@ -35,6 +35,7 @@ from oslo_log import log as logging
 from compute_agent import domain_xml
 from compute_agent import libvirt_connection
 from compute_agent.sources import base
+from contention import topology as topology_mod
 from contention import topology_parse
 
 LOG = logging.getLogger(__name__)
@@ -184,6 +185,7 @@ class LibvirtSource(base.Source):
         self._connection = connection
         self._sysfs_root = sysfs_root
         self._host = None
+        self._memory_bps = None
         self._perf_events = ()
         self._dedicated = None
         self._caps_xml = None
@@ -199,6 +201,8 @@ class LibvirtSource(base.Source):
     def open(self, conf):
         agent = conf.agent
         self._host = agent.host
+        if agent.memory_bandwidth_gbps is not None:
+            self._memory_bps = agent.memory_bandwidth_gbps * 1e9
         if self._connection is None:
             self._connection = libvirt_connection.LibvirtConnection(
                 agent.libvirt_uri, min_wait=agent.libvirt_reconnect_min,
@@ -235,6 +239,8 @@ class LibvirtSource(base.Source):
             # e.g. the test driver's invented host, or no NUMA in sysfs:
             # libvirt's view is what Nova pins against, keep it alone.
             note = 'topology from libvirt only (sysfs not used: %s)' % exc
+        topology = topology_mod.with_memory_bandwidth(topology,
+                                                      self._memory_bps)
         self._caps_xml = caps
         if topology == self._topology and note == self._topology_note:
             return self._topology

@@ -104,6 +104,10 @@ def check_physics(report):
     _over(report.interval_s, MAX_INTERVAL_S, 'report.interval_s', 'interval')
     seconds = max(report.interval_s, MIN_RATE_INTERVAL_S)
     host_cpus = max(len(report.topology.cpus), 1)
+    for i, node in enumerate(report.topology.nodes):
+        _over(node.memory_bandwidth_bps, MAX_MEM_BW_BPS,
+              'report.topology.nodes[%d].memory_bandwidth_bps' % i,
+              'memory bandwidth')
     for i, rec in enumerate(report.instances):
         path = 'report.instances[%d]' % i
         _over(rec.vcpus, MAX_VCPUS, path + '.vcpus', 'vCPUs')

@@ -315,6 +315,11 @@ class HostModel:
         link = (np.full((n, n), perf.link_bandwidth_gbs * GB)
                 if link_bandwidth_gbs is None
                 else np.array(link_bandwidth_gbs, dtype=float) * GB)
+        # The operator states each node's bandwidth to the agent
+        # (``[agent] memory_bandwidth_gbps``): the reports carry it.
+        topology = dataclasses.replace(topology, nodes=tuple(
+            dataclasses.replace(node, memory_bandwidth_bps=float(bw))
+            for node, bw in zip(topology.nodes, mc)))
         return cls(topology=topology, perf=perf, node_ids=node_ids,
                    cores=np.array(cores, dtype=float),
                    threads=np.array(threads, dtype=float),

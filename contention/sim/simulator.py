@@ -435,7 +435,8 @@ class Simulator(object):
                     cpus=int((m.cores[idx] * m.threads[idx]).sum()),
                     memory_mib=int(m.memory_mib[idx].sum()),
                     cores=int(m.cores[idx].sum()),
-                    llc_kib=int(round(m.l3_bytes[idx].sum() / 1024))))
+                    llc_kib=int(round(m.l3_bytes[idx].sum() / 1024)),
+                    memory_bandwidth_bps=float(m.mc_bw[idx].sum())))
             cpu, mem = placement.host_capacity(self.state, h)
             hosts.append(cluster.HostView(
                 name=host.name, sockets=tuple(sockets),

@@ -44,6 +44,16 @@ class TestLibvirtSource(base.AgentTestCase):
         self.assertEqual((0, 1), topo.node_ids)
         self.assertEqual(base.NODE0_CPUS, frozenset(topo.node(0).cpus))
 
+    def test_the_operator_s_memory_bandwidth_is_each_node_s(self):
+        self.assertEqual([None, None], [
+            n.memory_bandwidth_bps for n in self.collect().topology.nodes])
+        self.conf.set_override('memory_bandwidth_gbps', 25.6, 'agent')
+        source = libvirt_source.LibvirtSource(connection=self.connection)
+        source.open(self.conf)
+        topo = source.collect(self.clock()).topology
+        self.assertEqual([25.6e9, 25.6e9],
+                         [n.memory_bandwidth_bps for n in topo.nodes])
+
     def test_amd_counts_l2(self):
         self.conn.capabilities = hosts.capabilities_xml(hosts.AMD_EPYC_NPS4)
         topo = self.collect().topology

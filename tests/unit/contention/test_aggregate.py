@@ -118,7 +118,7 @@ class TestBuildReport(base.BaseTestCase):
         self.assertEqual(('counter_reset:cycles',), inst.notes)
         self.assertEqual(src, out.sources)
         self.assertEqual(('libvirt_reconnected',), out.events)
-        self.assertEqual(('host-a', 1767225600.0, 10.0, 'L3', '1.3'),
+        self.assertEqual(('host-a', 1767225600.0, 10.0, 'L3', '1.4'),
                          (out.host, out.timestamp, out.interval_s,
                           out.cache_miss_level, out.version))
 

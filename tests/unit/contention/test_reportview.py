@@ -8,6 +8,7 @@ from contention import cluster
 from contention import report
 from contention import reportview
 from contention import swap
+from contention import topology
 from contention.swap import params as swap_params
 from tests.unit.contention.store import reports
 from tests.unit.watcher_strategies import fixtures as f
@@ -114,6 +115,23 @@ class TestViewFromReports(testtools.TestCase):
         # no report, no vendor: not judged (cluster.live_migratable)
         self.assertEqual({'h': ('amd', 'EPYC-Rome'), 'g': (None, None)},
                          cpus)
+
+    def test_the_nodes_memory_bandwidth_is_the_sockets(self):
+        rep = f.host_report('h', NOW - 5, [f.record('h-vm', 1 * M)])
+
+        def sockets(rep):
+            return [s.memory_bandwidth_bps for s in reportview.view_from_reports(
+                {'h': rep}, _inventory('h'), NOW, 120).view.hosts[0].sockets]
+
+        self.assertEqual([None, None], sockets(rep))
+        stated = dataclasses.replace(
+            rep, topology=topology.with_memory_bandwidth(rep.topology, 20e9))
+        self.assertEqual([20e9, 20e9], sockets(stated))
+        # A node of unknown bandwidth leaves its socket's unknown.
+        first, second = stated.topology.nodes
+        half = dataclasses.replace(rep, topology=dataclasses.replace(
+            rep.topology, nodes=(first, rep.topology.nodes[1])))
+        self.assertEqual([20e9, None], sockets(half))
 
     def test_dominant_node_prefers_vcpus_then_memory(self):
         topo = reports.small_topology('a')

@@ -178,6 +178,13 @@ class TestHostileReports(EndpointTestCase):
         rep['instances'][0]['counters']['cycles'] = 10 ** 15
         self.assertEqual({'rejected:out_of_bounds': 1}, self.rejected(rep))
 
+    def test_a_memory_bandwidth_no_node_has_is_refused(self):
+        rep = reports.host_report('a', 10, [_instance()]).to_dict()
+        rep['topology']['nodes'][0]['memory_bandwidth_bps'] = 1e20
+        self.assertEqual({'rejected:out_of_bounds': 1}, self.rejected(rep))
+        self.assertIn('report.topology.nodes[0].memory_bandwidth_bps',
+                      self.log.output)
+
     def test_integers_past_64_bits_are_refused_not_requeued(self):
         # A 400-digit counter passed the schema and broke the bounds
         # check's message, which requeued the whole batch on every
