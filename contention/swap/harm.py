@@ -33,8 +33,10 @@ exchange, later actions of the same instance):
   ``abstentions``), an action after which the co-runner
   LLC misses it faces (a service reads those the plan brings beside it
   at their class's busiest CPU use: :func:`_co_runner_rate`), its
-  share of the CPU it wants or the share of its own misses left on
-  another socket's memory move by more than the bound allows, each or
+  share of the CPU it wants, the share of its own misses left on
+  another socket's memory or, where the view has the memory
+  controllers' bandwidth, the queue its misses meet there
+  (:func:`_mc_slowdown`) move by more than the bound allows, each or
   together (:meth:`_Walk.estimate_harm`, :func:`measure.hurt`,
   :func:`_summed_harm`). An
   instance the plan repairs (NUMA) is spared the re-deal of its own
@@ -423,11 +425,13 @@ class _Walk:
         params = params or self.params
         cpu = _cpu_overflows(state, inst, before, baseline)
         remote = _remote_slowdown(state, inst, before)
+        queued = _mc_slowdown(state, inst, baseline.state, before)
+        gain = state.repair_gain(inst, before)
         found = (_cpu_harm(inst, before, params, cpu)
-                 or _remote_harm(inst, before, params, remote))
+                 or _remote_harm(inst, before, params, remote)
+                 or _mc_harm(inst, before, params, queued, gain))
         if found:
             return found
-        gain = state.repair_gain(inst, before)
         loads = None
         if inst.llc_misses_per_s is not None:
             loads = _co_loads(state, inst, before, baseline)
@@ -443,7 +447,7 @@ class _Walk:
             if found:
                 return found
         return _summed_harm(state, inst, before, params, cpu, remote, loads,
-                            gain)
+                            gain, queued)
 
 
 def _memory_onto_tenant(state, legs, originals):
@@ -877,8 +881,9 @@ def _model_perf(predictor, state, inst, base, before):
     then = predictor.perf(base, before)
     if now is None or then is None or then[0] <= 0:
         return None
-    remote = _remote_slowdown(state, inst, before)[1]
-    return now[0] * (1.0 - remote), then[0], then[1]
+    slower = (_remote_slowdown(state, inst, before)[1]
+              + _mc_slowdown(state, inst, base, before))
+    return now[0] * (1.0 - slower), then[0], then[1]
 
 
 def _touched_instances(state, keys):
@@ -1194,6 +1199,73 @@ def _remote_harm(inst, before, params, remote):
                          100 * bound))
 
 
+def _mc_queue(state, inst):
+    """The queue ``inst``'s misses meet at the memory controllers, or None.
+
+    The M/M/1 queue length (:func:`measure.mc_queue`) of each socket
+    whose memory serves its misses, weighted by the share it serves
+    (:meth:`.state.State.remote_share`); None where a socket's
+    bandwidth is unknown.
+    """
+    mem, frac = state.remote_share(inst)
+    if inst.socket is None:
+        serving = [(state.memory_socket(inst), 1.0)]
+    else:
+        serving = [(inst.socket, 1.0 - frac), (mem, frac)]
+    total = 0.0
+    for socket, share in serving:
+        if socket is None or share <= 0:
+            continue
+        util = state.mc_utilisation(inst.host, socket)
+        if util is None:
+            return None
+        total += share * measure.mc_queue(util)
+    return total
+
+
+def _mc_slowdown(state, inst, base, before):
+    """What a plan's rise of queueing at memory controllers costs ``inst``.
+
+    The rise of the queue its misses meet (:func:`_mc_queue`), in
+    ``state`` against ``before`` in ``base`` (the State before the plan),
+    times :data:`measure.MC_QUEUE_PENALTY` (the slowdown of a code that
+    only waits on memory), weighted by the share of its accesses that
+    reach memory (:func:`measure.memory_sensitivity`, all of them where
+    unknown) unless it serves requests. Negative where the queue falls;
+    0 where the view has no memory bandwidth or ``inst`` no misses.
+    """
+    if measure.misses(before) <= 0:
+        return 0.0
+    now = _mc_queue(state, inst)
+    then = _mc_queue(base, before)
+    if now is None or then is None:
+        return 0.0
+    slowdown = (now - then) * measure.MC_QUEUE_PENALTY
+    if not measure.serving(before):
+        slowdown *= measure.memory_sensitivity(before, unknown=1.0)
+    return slowdown
+
+
+def _mc_harm(inst, before, params, slowdown, gain=0.0):
+    """Whether the plan queues ``inst``'s misses past its bound.
+
+    The estimated ``slowdown`` (:func:`_mc_slowdown`), less what a NUMA
+    repair of the plan gives back (``gain``, at the share of its
+    accesses that reach memory, as :func:`measure.co_load_slowdown`
+    credits it): a repair that brings a VM's memory home to a busy
+    controller trades one wait for another.
+    """
+    bound = _bound(before, params)
+    net = slowdown - gain * measure.memory_sensitivity(before)
+    if net <= bound + _EPS:
+        return None
+    return ('harm_bound: %s\'s LLC misses would queue longer at the memory '
+            'controllers serving them (estimated slowdown %.1f%%%s, bound '
+            '%.1f%%)' % (inst.uuid, 100 * net,
+                         ' net of its NUMA repair' if gain > 0 else '',
+                         100 * bound))
+
+
 def _left(params, lost):
     """``params`` with the harm bounds less a measured ``lost``."""
     return dataclasses.replace(
@@ -1260,7 +1332,8 @@ def _cpu_harm(inst, before, params, overflows):
             % (inst.uuid, 100 * (1 - now), 100 * (1 - then), 100 * bound))
 
 
-def _summed_harm(state, inst, before, params, cpu, remote, loads, gain):
+def _summed_harm(state, inst, before, params, cpu, remote, loads, gain,
+                 queued=0.0):
     """Whether the slowdowns estimated for ``inst`` add up past the bound.
 
     Each rule above bounds one cause; one plan can give an instance
@@ -1268,25 +1341,33 @@ def _summed_harm(state, inst, before, params, cpu, remote, loads, gain):
     cluster (seed 19, gen-small-073) a CPU-bound VM moved onto a socket
     5 % past its cores, beside a cache-bound one, lost 6 % (simulated).
     The sum of the rises, CPU (``cpu``, :func:`_cpu_overflows`), misses
-    sent remote (``remote``, :func:`_remote_slowdown`) and co-runner
+    sent remote (``remote``, :func:`_remote_slowdown`), co-runner
     misses (``loads``, :func:`_co_loads`, None if unknown, through
-    :func:`measure.co_load_slowdown` with ``gain``, what a repair gives
-    back), may not pass the bound either; a cause that falls counts
-    nothing. The estimates are those the single-cause rules judged.
+    :func:`measure.co_load_slowdown`) and the queue at memory
+    controllers (``queued``, :func:`_mc_slowdown`), may not pass the
+    bound either; a cause that falls counts nothing. What a repair
+    gives back (``gain``) is set against the co-runner misses first and
+    what is left of it against the queue. The estimates are those the
+    single-cause rules judged.
     """
     now, then = cpu
-    parts = [max(0.0, now - then), max(0.0, remote[1]), 0.0]
+    back = gain * measure.memory_sensitivity(before)
+    parts = [max(0.0, now - then), max(0.0, remote[1]), 0.0, 0.0]
     if loads is not None:
         then_load, now_load = loads
-        parts[2] = max(0.0, measure.co_load_slowdown(
+        co_runners = measure.co_load_slowdown(
             before, then_load, now_load, state.typical_load,
-            state.thresholds, gain, state.own_load(inst)))
+            state.thresholds, 0.0, state.own_load(inst))
+        parts[2] = max(0.0, co_runners - back)
+        back = max(0.0, back - max(0.0, co_runners))
+    parts[3] = max(0.0, queued - back)
     bound = _bound(before, params)
     if sum(parts) <= bound + _EPS:
         return None
     return ('harm_bound: %s would lose an estimated %.1f%% (CPU past the '
             'cores %.1f%%, misses sent to remote memory %.1f%%, co-runner '
-            'misses %.1f%%; bound %.1f%%)'
+            'misses %.1f%%, queueing at memory controllers %.1f%%; bound '
+            '%.1f%%)'
             % ((inst.uuid, 100 * sum(parts))
                + tuple(100 * p for p in parts) + (100 * bound,)))
 
@@ -1373,7 +1454,8 @@ def _predicted_change(state, inst, before, baseline, predictor):
         return max(-1.0, found[0] / found[1] - 1.0)
     now, then = _cpu_overflows(state, inst, before, baseline, both=True)
     change = ((1.0 - now) / (1.0 - then) - 1.0
-              - _remote_slowdown(state, inst, before)[1])
+              - _remote_slowdown(state, inst, before)[1]
+              - _mc_slowdown(state, inst, baseline.state, before))
     if inst.llc_misses_per_s is not None:
         co_then, co_now = _co_loads(state, inst, before, baseline,
                                     worst=False)

@@ -178,7 +178,7 @@ def lives_on_its_cache(instance, th=classify.DEFAULT_THRESHOLDS):
     return cache_reuse(instance, th) > (instance.mf or 0.0)
 
 
-def memory_sensitivity(instance):
+def memory_sensitivity(instance, unknown=0.0):
     """How much an instance gains when its LLC misses reach memory faster.
 
     Its Memory Factor: Merlin section 3.2 reads the MF as the sensitivity
@@ -186,11 +186,12 @@ def memory_sensitivity(instance):
     cache accesses that reach memory at all. What a NUMA repair gives
     back is of those accesses only; an instance the LLC serves (a low MF)
     gains little from it, however much it loses to a co-runner taking
-    its cache (:func:`sensitivity`). An unknown MF counts as 0, the
-    cautious value for a credit.
+    its cache (:func:`sensitivity`), and loses as little to a queue at
+    its memory controller. An unknown MF counts as ``unknown``: 0, the
+    cautious value for a credit, or 1 for a loss.
     """
     if instance.mf is None:
-        return 0.0
+        return unknown
     return min(1.0, max(0.0, instance.mf))
 
 
@@ -227,6 +228,26 @@ def pressure(instances, th=classify.DEFAULT_THRESHOLDS, known=None):
 #: access latencies can be minimized within 30 %". The harm check's
 #: bound on the misses a re-pin leaves remote (``harm._remote_harm``).
 REMOTE_PENALTY = 0.3
+
+#: Bytes a last-level cache miss moves from memory: one 64-byte line.
+LINE_BYTES = 64.0
+
+#: What queueing at a memory controller costs a miss, per unit of the
+#: controller's M/M/1 queue length ``u / (1 - u)`` at utilisation ``u``,
+#: as a share of the unloaded local latency (our choice: a controller at
+#: half its sustainable bandwidth adds a quarter of an unloaded miss).
+MC_QUEUE_PENALTY = 0.25
+
+#: Utilisation past which a controller's queue is read as at this value:
+#: the estimate stays finite where the queue is unstable.
+MC_UTIL_MAX = 0.95
+
+
+def mc_queue(util):
+    """The M/M/1 queue length of a memory controller at ``util``."""
+    util = min(max(util, 0.0), MC_UTIL_MAX)
+    return util / (1.0 - util)
+
 
 #: Below this share of its allowed CPU an instance is serving requests
 #: (:func:`serving`); a CPU-bound code uses all of it.

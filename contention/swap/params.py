@@ -124,10 +124,14 @@ class SwapParameters:
              'may the share of its own LLC misses a re-pin '
              'leaves on another socket\'s memory, times the remote '
              'penalty (%g) and its sensitivity, rise by more than this '
-             'fraction. Within the cool-down the audits share one bound: '
+             'fraction, nor, where the agents report their nodes\' memory '
+             'bandwidth, the queue its misses meet at the memory '
+             'controllers, times %g and its Memory Factor. Within the '
+             'cool-down the audits share one bound: '
              'what an instance measures lost since our first move on its '
              'host (as rollback_harm measures it) is not available to the '
-             'next plan\'s end.' % measure.REMOTE_PENALTY)
+             'next plan\'s end.' % (measure.REMOTE_PENALTY,
+                                     measure.MC_QUEUE_PENALTY))
     max_latency_harm: float = _field(
         0.02, minimum=0, maximum=1,
         help='max_vm_harm for latency services (those whose flavor\'s '

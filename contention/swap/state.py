@@ -382,6 +382,42 @@ class State:
                 return other
         return None
 
+    def memory_traffic(self, host, socket):
+        """LLC misses/s the memory of ``socket`` of ``host`` serves.
+
+        Each instance's misses go to the socket of its vCPUs, less the
+        share that reaches remote memory (:meth:`remote_share`), which
+        goes to the socket holding its memory.
+        """
+        total = []
+        for inst in self.on_host[host].values():
+            misses = measure.misses(inst)
+            if misses <= 0:
+                continue
+            mem, frac = self.remote_share(inst)
+            if inst.socket is None:
+                if self.memory_socket(inst) == socket:
+                    total.append(misses)
+                continue
+            if inst.socket == socket:
+                total.append(misses * (1.0 - frac))
+            if mem == socket:
+                total.append(misses * frac)
+        return math.fsum(total)
+
+    def mc_utilisation(self, host, socket):
+        """The utilisation of ``socket``'s memory controllers, or None.
+
+        :meth:`memory_traffic` in bytes over the socket's
+        ``memory_bandwidth_bps``; None where the view has no bandwidth.
+        """
+        sock = self.socket_view(host, socket)
+        bw = getattr(sock, 'memory_bandwidth_bps', None)
+        if not bw:
+            return None
+        return self.per_host(host, ('mc_util', socket), lambda: (
+            self.memory_traffic(host, socket) * measure.LINE_BYTES / bw))
+
     def core_overflow(self, host, socket, wanted=measure.busy_vcpus):
         """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""
         return measure.core_overflow(self.on_host[host].values(),

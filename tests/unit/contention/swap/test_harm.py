@@ -1331,3 +1331,71 @@ class TestEveryPlan(testtools.TestCase):
             cooldown_s=600.0 if short_cooldown else 3600.0)
         mix_values = mix_values_for(view) if with_model else None
         self._check(view, log, algorithm, mix_values, params)
+
+
+class TestMemoryController(testtools.TestCase):
+    """Misses the plan sends to a busy memory controller are judged."""
+
+    def _view(self, bandwidth):
+        # 'm' runs on socket 1 with its memory on socket 0 (left there,
+        # as by a W-W start); a streamer on host b would land on socket
+        # 0, beside no one of 'm''s cache, with its memory there too.
+        sockets = tuple(cluster.SocketView(
+            s, (s,), 8, 32768, memory_bandwidth_bps=bandwidth)
+            for s in (0, 1))
+        hosts = [cluster.HostView(name, sockets, 16, 65536,
+                                  disk_gb_total=500) for name in 'ab']
+        return v.view(hosts, [
+            v.vm('m', 'a', 20 * M, socket=1, memory_node=0,
+                 remote_memory_ratio=1.0, mf=0.6, cpu_util=1.0),
+            v.vm('s', 'b', 100 * M, socket=0, mf=0.9, cpu_util=1.0)])
+
+    def _check(self, bandwidth):
+        plan = cluster.Plan(actions=(cluster.Migrate('s', 'b', 'a', 0),))
+        return harm.check(self._view(bandwidth), plan, PARAMS)
+
+    def test_utilisation_counts_the_misses_served_there(self):
+        state = state_mod.State(self._view(10e9))
+        # 'm''s 20 M misses/s of 64 bytes reach socket 0's memory.
+        self.assertAlmostEqual(0.128, state.mc_utilisation('a', 0))
+        self.assertAlmostEqual(0.0, state.mc_utilisation('a', 1))
+        self.assertIsNone(state_mod.State(self._view(None)).mc_utilisation(
+            'a', 0))
+
+    def test_landing_on_the_controller_of_a_tenant_is_dropped(self):
+        # 120 M misses/s of 64 bytes: 0.77 of 10 GB/s, from 0.13 for
+        # 'm' and from 0.64 for the streamer.
+        out = self._check(10e9)
+        self.assertEqual((), out.actions)
+        reason = out.skipped[0].reason
+        self.assertIn('queue longer at the memory controllers', reason)
+
+    def test_a_controller_with_room_takes_it(self):
+        # 0.08 of 100 GB/s: the queue hardly grows, within the bound; the
+        # move gains nothing either, so the plan's mean falls a little.
+        out = self._check(100e9)
+        self.assertEqual(['plan_lowers_mean'],
+                         [s.reason.split(':')[0] for s in out.skipped])
+
+    def test_without_a_bandwidth_the_rule_abstains(self):
+        self.assertEqual(1, len(self._check(None).actions))
+
+    def _repair(self, bandwidth):
+        # 'm' (vCPUs on socket 1, memory on socket 0) gets its memory
+        # home, to the controller a streamer on socket 1 keeps busy.
+        view = self._view(bandwidth)
+        streamer = dataclasses.replace(view.instances[1], host='a', socket=1)
+        view = dataclasses.replace(view, instances=(view.instances[0],
+                                                    streamer))
+        plan = cluster.Plan(actions=(cluster.Repin('m', 'a', 1, True),))
+        return harm.check(view, plan, PARAMS)
+
+    def test_a_repair_is_judged_net_of_what_it_gives_back(self):
+        # 10 GB/s: 'm''s misses would queue at 0.77 from 0.13; less the
+        # remote penalty the repair removes, still past the bound.
+        out = self._repair(10e9)
+        self.assertEqual((), out.actions)
+        self.assertIn('queue longer at the memory controllers',
+                      out.skipped[0].reason)
+        # 100 GB/s: the queue hardly grows, and the repair pays.
+        self.assertEqual(1, len(self._repair(100e9).actions))
