@@ -39,6 +39,10 @@ function configure_contention_agent {
     iniset "$CONTENTION_AGENT_CONF" agent host "$(hostname)"
     iniset "$CONTENTION_AGENT_CONF" agent interval "$CONTENTION_AGENT_INTERVAL"
     iniset "$CONTENTION_AGENT_CONF" agent libvirt_uri "qemu:///system"
+    if [[ -n "$CONTENTION_MEMORY_BANDWIDTH_GBPS" ]]; then
+        iniset "$CONTENTION_AGENT_CONF" agent memory_bandwidth_gbps \
+            "$CONTENTION_MEMORY_BANDWIDTH_GBPS"
+    fi
     # Nova starts every instance with these perf events enabled.
     iniset "$NOVA_CONF" libvirt enabled_perf_events "$CONTENTION_PERF_EVENTS"
     if [[ -n "${NOVA_CPU_CONF:-}" && "$NOVA_CPU_CONF" != "$NOVA_CONF" ]]; then

@@ -43,13 +43,14 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.watcher_conf = os.path.join(self.tmp, 'watcher.conf')
         self.conf_dir = os.path.join(self.tmp, 'contention')
 
-    def run_plugin(self, services, nova_conf_lines=(), local_conf=''):
+    def run_plugin(self, services, nova_conf_lines=(), local_conf='',
+                   phases=PHASES):
         with open(self.nova_conf, 'w') as f:
             f.write('\n'.join(nova_conf_lines) + '\n')
         script = ['set -eu', 'source %s/stubs.sh' % HERE,
                   'ENABLED_SERVICES=%s' % services,
                   'source %s/devstack/settings' % ROOT, local_conf]
-        for phase in PHASES:
+        for phase in phases:
             script.append('source %s/devstack/plugin.sh %s %s'
                           % ((ROOT,) + phase))
         env = dict(os.environ, STUB_DIR=HERE, STUB_LOG=self.log,
@@ -182,6 +183,16 @@ class TestDevstackPlugin(base.BaseTestCase):
         self.assertEqual(['ComputeFilter,ContentionFilter'],
                          self.values(self.nova_conf, 'filter_scheduler',
                                      'enabled_filters'))
+
+    def test_the_agent_gets_the_memory_bandwidth_if_set(self):
+        agent_conf = os.path.join(self.conf_dir, 'agent.conf')
+        self.run_plugin('nova', phases=PHASES[:2])
+        self.assertEqual([], self.values(agent_conf, 'agent',
+                                         'memory_bandwidth_gbps'))
+        self.run_plugin('nova', phases=PHASES[:2],
+                        local_conf='CONTENTION_MEMORY_BANDWIDTH_GBPS=25.6')
+        self.assertEqual(['25.6'], self.values(agent_conf, 'agent',
+                                               'memory_bandwidth_gbps'))
 
     def test_compute_node_runs_only_the_agent(self):
         log = self.run_plugin('nova', local_conf='disable_service '
