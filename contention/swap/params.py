@@ -130,8 +130,8 @@ class SwapParameters:
              'cool-down the audits share one bound: '
              'what an instance measures lost since our first move on its '
              'host (as rollback_harm measures it) is not available to the '
-             'next plan\'s end.' % (measure.REMOTE_PENALTY,
-                                     measure.MC_QUEUE_PENALTY))
+             'next plan\'s end.'
+             % (measure.REMOTE_PENALTY, measure.MC_QUEUE_PENALTY))
     max_latency_harm: float = _field(
         0.02, minimum=0, maximum=1,
         help='max_vm_harm for latency services (those whose flavor\'s '
