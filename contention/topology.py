@@ -164,7 +164,6 @@ class HostTopology:
 
     @classmethod
     def from_dict(cls, data, path='topology'):
-        from contention import schema
         return schema.load(cls, data, path)
 
 

@@ -412,7 +412,7 @@ class State:
         ``memory_bandwidth_bps``; None where the view has no bandwidth.
         """
         sock = self.socket_view(host, socket)
-        bw = getattr(sock, 'memory_bandwidth_bps', None)
+        bw = sock.memory_bandwidth_bps if sock is not None else None
         if not bw:
             return None
         return self.per_host(host, ('mc_util', socket), lambda: (
