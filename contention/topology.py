@@ -21,6 +21,9 @@ from typing import Optional
 
 from contention import schema
 
+#: Bytes a last-level cache miss moves from memory: one cache line.
+LINE_BYTES = 64.0
+
 
 @dataclasses.dataclass(frozen=True)
 class Cpu:

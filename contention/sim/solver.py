@@ -60,7 +60,7 @@ import dataclasses
 
 import numpy as np
 
-LINE_BYTES = 64.0
+from contention.topology import LINE_BYTES
 _RHO_MAX = 0.99
 _LAT_RHO_MAX = 0.95
 

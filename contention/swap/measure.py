@@ -229,9 +229,6 @@ def pressure(instances, th=classify.DEFAULT_THRESHOLDS, known=None):
 #: bound on the misses a re-pin leaves remote (``harm._remote_harm``).
 REMOTE_PENALTY = 0.3
 
-#: Bytes a last-level cache miss moves from memory: one 64-byte line.
-LINE_BYTES = 64.0
-
 #: What queueing at a memory controller costs a miss, per unit of the
 #: controller's M/M/1 queue length ``u / (1 - u)`` at utilisation ``u``,
 #: as a share of the unloaded local latency (our choice: a controller at

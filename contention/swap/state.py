@@ -22,6 +22,7 @@ import math
 
 from contention import classify
 from contention import cluster
+from contention import topology
 from contention.swap import measure
 
 HOST = 'host'
@@ -416,7 +417,7 @@ class State:
         if not bw:
             return None
         return self.per_host(host, ('mc_util', socket), lambda: (
-            self.memory_traffic(host, socket) * measure.LINE_BYTES / bw))
+            self.memory_traffic(host, socket) * topology.LINE_BYTES / bw))
 
     def core_overflow(self, host, socket, wanted=measure.busy_vcpus):
         """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""
