@@ -425,7 +425,9 @@ def co_load_base(inst, then, now, typical, own=None,
 
     *A service answering requests* (:func:`serving`), *or an instance
     whose misses reach memory*, competes for the memory controller and
-    the interconnect, whose bandwidth the view does not carry: the base
+    the interconnect, whose load the co-runners of its socket do not
+    measure (the controller's queue is judged apart, where the agents
+    state its bandwidth: ``harm._mc_slowdown``): the base
     is the load it faced (``then``), or the ``typical`` load of a socket
     where that is larger, so that a rise on a quiet socket, far from any
     controller's limit, is read against what sockets commonly carry (a
