@@ -1205,22 +1205,32 @@ def _mc_queue(state, inst):
     The M/M/1 queue length (:func:`measure.mc_queue`) of each socket
     whose memory serves its misses, weighted by the share it serves
     (:meth:`.state.State.remote_share`); None where a socket's
-    bandwidth is unknown.
+    bandwidth is unknown. The check reads it for every instance of each
+    socket a step touches, so a host's queues are worked out once while
+    it is unchanged.
     """
+    queues = state.per_host(inst.host, 'mc_queues', lambda: {
+        sock.id: _socket_queue(state, inst.host, sock.id)
+        for sock in state.hosts[inst.host].sockets})
     mem, frac = state.remote_share(inst)
     if inst.socket is None:
-        serving = [(state.memory_socket(inst), 1.0)]
+        serving = ((state.memory_socket(inst), 1.0),)
     else:
-        serving = [(inst.socket, 1.0 - frac), (mem, frac)]
+        serving = ((inst.socket, 1.0 - frac), (mem, frac))
     total = 0.0
     for socket, share in serving:
         if socket is None or share <= 0:
             continue
-        util = state.mc_utilisation(inst.host, socket)
-        if util is None:
+        queue = queues.get(socket)
+        if queue is None:
             return None
-        total += share * measure.mc_queue(util)
+        total += share * queue
     return total
+
+
+def _socket_queue(state, host, socket):
+    util = state.mc_utilisation(host, socket)
+    return None if util is None else measure.mc_queue(util)
 
 
 def _mc_slowdown(state, inst, base, before):
@@ -1237,7 +1247,10 @@ def _mc_slowdown(state, inst, base, before):
     if measure.misses(before) <= 0:
         return 0.0
     now = _mc_queue(state, inst)
-    then = _mc_queue(base, before)
+    # Read again for every step the check walks: kept, as base is not
+    # changed by the plan.
+    then = base.per_host(before.host, ('mc_queue', before.uuid),
+                         lambda: _mc_queue(base, before))
     if now is None or then is None:
         return 0.0
     slowdown = (now - then) * measure.MC_QUEUE_PENALTY

@@ -388,23 +388,27 @@ class State:
 
         Each instance's misses go to the socket of its vCPUs, less the
         share that reaches remote memory (:meth:`remote_share`), which
-        goes to the socket holding its memory.
+        goes to the socket holding its memory. Every socket of the host
+        is worked out in one pass, kept while the host is unchanged.
         """
-        total = []
+        return self.per_host(host, 'memory_traffic', lambda: (
+            self._memory_traffic(host))).get(socket, 0.0)
+
+    def _memory_traffic(self, host):
+        """{socket: LLC misses/s its memory serves} of ``host``."""
+        parts = {}
         for inst in self.on_host[host].values():
             misses = measure.misses(inst)
             if misses <= 0:
                 continue
             mem, frac = self.remote_share(inst)
             if inst.socket is None:
-                if self.memory_socket(inst) == socket:
-                    total.append(misses)
+                parts.setdefault(self.memory_socket(inst), []).append(misses)
                 continue
-            if inst.socket == socket:
-                total.append(misses * (1.0 - frac))
-            if mem == socket:
-                total.append(misses * frac)
-        return math.fsum(total)
+            parts.setdefault(inst.socket, []).append(misses * (1.0 - frac))
+            if mem is not None:
+                parts.setdefault(mem, []).append(misses * frac)
+        return {socket: math.fsum(p) for socket, p in parts.items()}
 
     def mc_utilisation(self, host, socket):
         """The utilisation of ``socket``'s memory controllers, or None.
@@ -416,8 +420,7 @@ class State:
         bw = sock.memory_bandwidth_bps if sock is not None else None
         if not bw:
             return None
-        return self.per_host(host, ('mc_util', socket), lambda: (
-            self.memory_traffic(host, socket) * topology.LINE_BYTES / bw))
+        return self.memory_traffic(host, socket) * topology.LINE_BYTES / bw
 
     def core_overflow(self, host, socket, wanted=measure.busy_vcpus):
         """:func:`measure.core_overflow` of ``socket`` of ``host`` now."""

@@ -1362,6 +1362,17 @@ class TestMemoryController(testtools.TestCase):
         self.assertIsNone(state_mod.State(self._view(None)).mc_utilisation(
             'a', 0))
 
+    def test_utilisation_follows_the_moves_of_a_plan(self):
+        # Read at every step of the check, kept while the host is
+        # unchanged: a move must be seen by the next read.
+        state = state_mod.State(self._view(10e9))
+        self.assertAlmostEqual(0.128, state.mc_utilisation('a', 0))
+        state.move('s', 'a', 0)
+        self.assertAlmostEqual(0.768, state.mc_utilisation('a', 0))
+        state.move('m', 'a', 1)
+        self.assertAlmostEqual(0.64, state.mc_utilisation('a', 0))
+        self.assertAlmostEqual(0.128, state.mc_utilisation('a', 1))
+
     def test_landing_on_the_controller_of_a_tenant_is_dropped(self):
         # 120 M misses/s of 64 bytes: 0.77 of 10 GB/s, from 0.13 for
         # 'm' and from 0.64 for the streamer.
