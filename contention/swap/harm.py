@@ -1205,13 +1205,8 @@ def _mc_queue(state, inst):
     The M/M/1 queue length (:func:`measure.mc_queue`) of each socket
     whose memory serves its misses, weighted by the share it serves
     (:meth:`.state.State.remote_share`); None where a socket's
-    bandwidth is unknown. The check reads it for every instance of each
-    socket a step touches, so a host's queues are worked out once while
-    it is unchanged.
+    bandwidth is unknown.
     """
-    queues = state.per_host(inst.host, 'mc_queues', lambda: {
-        sock.id: _socket_queue(state, inst.host, sock.id)
-        for sock in state.hosts[inst.host].sockets})
     mem, frac = state.remote_share(inst)
     if inst.socket is None:
         serving = ((state.memory_socket(inst), 1.0),)
@@ -1221,16 +1216,11 @@ def _mc_queue(state, inst):
     for socket, share in serving:
         if socket is None or share <= 0:
             continue
-        queue = queues.get(socket)
-        if queue is None:
+        util = state.mc_utilisation(inst.host, socket)
+        if util is None:
             return None
-        total += share * queue
+        total += share * measure.mc_queue(util)
     return total
-
-
-def _socket_queue(state, host, socket):
-    util = state.mc_utilisation(host, socket)
-    return None if util is None else measure.mc_queue(util)
 
 
 def _mc_slowdown(state, inst, base, before):
