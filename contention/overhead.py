@@ -1,4 +1,4 @@
-"""Liu & Li's per-node overhead estimate: four levels summed per node.
+"""Liu & Li's per-node overhead estimate, and the allocator that uses it.
 
 Liu & Li, "Optimizing VM consolidation performance on NUMA server
 architecture" (``shared/papers/001_*``), section 3.2 finds four overheads
@@ -44,6 +44,12 @@ Approximations, because the hypervisor has no per-access counters:
 * Figure 4 is pairwise (requesting node, memory node); the report holds one
   overhead per node, so IC and remote levels are the worst over all nodes
   whose instances use this node's memory.
+
+:func:`overhead_aware_allocation` is the paper's allocator (sections 4.2
+and 5.2) over these levels. Nova places an instance's memory itself and
+has no proportional allocation, so nothing in the product calls it; the
+fidelity bench (``bench/fidelity.py``) runs it in the simulator against
+the paper's Figures 7 and 8.
 
 A node that no running instance touches has all levels 0: nothing
 contends there (the paper's allocator prefers such nodes). A node touched
@@ -258,3 +264,103 @@ def _overhead_of(node, accesses, refs, misses, host_local_ipc, th):
         mc=level_above(mc_loss, th.mc_cycle_loss),
         ic=level_above(ic_loss, th.ic_cycle_loss),
         remote=remote_level)
+
+
+def zone_overheads(levels, local_node):
+    """Each memory node's overhead for memory used from ``local_node``.
+
+    Figure 4 lines 16-28: the local node's own memory costs its LLC
+    contention and MC congestion; a remote node's memory adds its IC
+    congestion and remote latency to them (all four of the remote node's
+    levels, one level per node as :func:`node_overheads` holds them).
+    Line 24 reads "local_node.i.LLC_contention"; the LLC counted is node
+    ``i``'s, so that contention where the vCPUs run (section 6.1: "if the
+    last level cache contention in socket 0 becomes significant") makes
+    remote memory the cheaper choice.
+
+    :param levels: {node: :class:`NodeOverhead` or None}, as
+        :func:`node_overheads` returns them.
+    :returns: {node: int or None}; None where the levels are unknown.
+    """
+    zones = {}
+    for node, level in levels.items():
+        if level is None:
+            zones[node] = None
+        elif node == local_node:
+            zones[node] = level.llc + level.mc
+        else:
+            zones[node] = level.total
+    return zones
+
+
+#: Section 4.2: the step function selects at most this many nodes.
+MAX_ALLOCATION_NODES = 4
+
+
+def allocation_weight(zone_overhead):
+    """A node's share of a request by the power-of-two rule of section 5.2.
+
+    "Nodes A, B and C with overheads 2, 4 and 5 [...] will allocate memory
+    blocks of size 2^(8-1), 2^(8-2) and 2^(8-2)": an overhead ``o`` gets
+    the weight ``2 ** -floor(log2(o))``, and 0 or 1 the whole block.
+    """
+    return 2.0 ** -math.floor(math.log2(max(zone_overhead, 1)))
+
+
+def overhead_aware_allocation(memory_mib, local_node, zones, free_mib,
+                              idle_nodes, distance):
+    """Liu & Li's NUMA overhead-aware buddy allocator (sections 4.2, 5.2).
+
+    Where an instance's ``memory_mib`` goes when it is created with its
+    vCPUs on ``local_node``, per Figure 5 and section 5.2:
+
+    1. The local node, then remote nodes (nearest first), that hold no
+       active instance take the largest chunk they can ("the local node
+       (1st choice) or remote nodes (2nd choice) with no active VMs have
+       the highest priority").
+    2. The rest goes to the lowest-overhead nodes with room: the step
+       function (a threshold from 0 up by two until four candidates are
+       chosen) selects the :data:`MAX_ALLOCATION_NODES` lowest, and each
+       takes a share by :func:`allocation_weight`. A node that fills up
+       passes what it cannot hold to the others in the same proportion.
+
+    Nodes whose overhead is unknown (None) are not chosen while another
+    node has room.
+
+    :param zones: {node: int or None}, :func:`zone_overheads`.
+    :param free_mib: {node: MiB free}; nodes absent have none.
+    :param idle_nodes: nodes no active instance uses.
+    :param distance: ``distance(a, b)``, the SLIT distance of two nodes.
+    :returns: {node: MiB}, summing to ``memory_mib``.
+    :raises ValueError: the nodes cannot hold ``memory_mib`` together.
+    """
+    free = {n: float(m) for n, m in free_mib.items() if m > 0}
+    if sum(free.values()) < memory_mib:
+        raise ValueError('%s MiB do not fit in the free memory of nodes %s'
+                         % (memory_mib, dict(sorted(free_mib.items()))))
+    allocation = collections.Counter()
+    remaining = float(memory_mib)
+    idle = sorted((n for n in free if n in idle_nodes),
+                  key=lambda n: (n != local_node, distance(local_node, n), n))
+    for node in idle:
+        if remaining <= 0:
+            break
+        take = min(remaining, free[node])
+        allocation[node] += take
+        free[node] -= take
+        remaining -= take
+    while remaining > 1e-9:
+        rooms = [n for n in free if free[n] > 1e-9]
+        known = [n for n in rooms if zones.get(n) is not None]
+        chosen = sorted(known or rooms, key=lambda n: (
+            zones.get(n) or 0, distance(local_node, n), n))[
+                :MAX_ALLOCATION_NODES]
+        weights = {n: allocation_weight(zones.get(n) or 0) for n in chosen}
+        total = sum(weights.values())
+        shares = {n: min(free[n], remaining * w / total)
+                  for n, w in weights.items()}
+        for node, take in shares.items():
+            allocation[node] += take
+            free[node] -= take
+        remaining -= sum(shares.values())
+    return dict(allocation)

@@ -1,4 +1,6 @@
-"""Liu & Li's node overhead levels (section 4.1, Figure 4)."""
+"""Liu & Li's node overhead levels (section 4.1, Figure 4) and allocator."""
+
+import random
 
 from oslotest import base
 
@@ -200,3 +202,94 @@ class TestNodeOverheads(base.BaseTestCase):
                                   occupant({0: 1}, {5: 1}))
         self.assertIn('[5]', str(error))
         self.assertIn('host-a', str(error))
+
+
+def slit(a, b):
+    """A 4-socket SLIT: 10 local, 20 a hop further per socket."""
+    return 10 + 10 * abs(a - b)
+
+
+class TestZoneOverheads(base.BaseTestCase):
+    """Figure 4 lines 16-28: the overhead of memory used from a node."""
+
+    def test_local_memory_costs_its_cache_and_controller(self):
+        levels = {0: NodeOverhead(1, 2, 3, 1), 1: NodeOverhead(0, 1, 1, 1),
+                  2: None}
+        self.assertEqual({0: 3, 1: 3, 2: None},
+                         overhead.zone_overheads(levels, 0))
+        self.assertEqual({0: 7, 1: 1, 2: None},
+                         overhead.zone_overheads(levels, 1))
+
+
+class TestOverheadAwareAllocation(base.BaseTestCase):
+    """Sections 4.2 and 5.2: where a new instance's memory goes."""
+
+    def allocate(self, mib, local, zones, free, idle=()):
+        return overhead.overhead_aware_allocation(
+            mib, local, zones, free, set(idle), slit)
+
+    def test_power_of_two_weights_of_section_5_2(self):
+        self.assertEqual([1.0, 1.0, 0.5, 0.5, 0.25, 0.25, 0.125],
+                         [overhead.allocation_weight(o)
+                          for o in (0, 1, 2, 3, 4, 5, 8)])
+
+    def test_the_example_of_section_5_2(self):
+        # 2^8 GB over nodes A, B, C of overheads 2, 4, 5: 2^7, 2^6, 2^6.
+        result = self.allocate(2 ** 8, 0, {0: 2, 1: 4, 2: 5},
+                               {0: 10 ** 4, 1: 10 ** 4, 2: 10 ** 4})
+        self.assertEqual({0: 2 ** 7, 1: 2 ** 6, 2: 2 ** 6}, result)
+
+    def test_an_idle_local_node_takes_it_all(self):
+        result = self.allocate(4096, 2, {0: 0, 1: 0, 2: 5, 3: 0},
+                               dict.fromkeys(range(4), 65536), idle={2, 3})
+        self.assertEqual({2: 4096}, result)
+
+    def test_the_nearest_idle_remote_node_next_then_the_rest(self):
+        # Node 3 (idle, two hops) before node 0 (idle, three hops); what
+        # it cannot hold goes by overhead.
+        result = self.allocate(4096, 2, {0: 0, 1: 2, 2: 6, 3: 0},
+                               {0: 65536, 1: 65536, 2: 65536, 3: 1024},
+                               idle={0, 3})
+        self.assertEqual({3: 1024, 0: 3072}, result)
+
+    def test_only_the_four_lowest_overheads_take_a_share(self):
+        zones = {0: 6, 1: 1, 2: 2, 3: 3, 4: 9}
+        result = self.allocate(1000, 0, zones,
+                               dict.fromkeys(range(5), 10 ** 4))
+        self.assertNotIn(4, result)
+        self.assertAlmostEqual(1000 * 1 / 2.25, result[1])
+        self.assertAlmostEqual(1000 * 0.25 / 2.25, result[0])
+
+    def test_a_full_node_passes_its_share_on(self):
+        result = self.allocate(1000, 0, {0: 1, 1: 1},
+                               {0: 100, 1: 10 ** 4})
+        self.assertEqual({0: 100, 1: 900}, result)
+
+    def test_unknown_overheads_only_when_nothing_else_has_room(self):
+        self.assertEqual({1: 100}, self.allocate(
+            100, 0, {0: None, 1: 7}, {0: 10 ** 4, 1: 10 ** 4}))
+        self.assertEqual({1: 100, 0: 50}, self.allocate(
+            150, 0, {0: None, 1: 7}, {0: 10 ** 4, 1: 100}))
+
+    def test_too_little_room_is_refused_with_the_free_memory(self):
+        error = self.assertRaises(ValueError, self.allocate, 4096, 0,
+                                  {0: 0, 1: 0}, {0: 1024, 1: 2048})
+        self.assertIn('4096 MiB', str(error))
+        self.assertIn('{0: 1024, 1: 2048}', str(error))
+
+    def test_every_request_fits_and_is_placed_in_full(self):
+        rng = random.Random(7)
+        for _ in range(300):
+            nodes = range(rng.randint(1, 8))
+            free = {n: rng.choice((0, 512, 4096, 65536)) for n in nodes}
+            zones = {n: rng.choice((None, 0, 1, 2, 3, 5, 9)) for n in nodes}
+            idle = {n for n in nodes if rng.random() < 0.3}
+            mib = rng.randint(1, max(1, sum(free.values())))
+            if not sum(free.values()):
+                continue
+            result = self.allocate(mib, rng.choice(list(nodes)), zones,
+                                   free, idle)
+            self.assertAlmostEqual(mib, sum(result.values()), places=6)
+            for node, taken in result.items():
+                self.assertGreater(taken, 0)
+                self.assertLessEqual(taken, free[node] + 1e-6)
