@@ -104,3 +104,44 @@ class TestExperiments(testtools.TestCase):
         one, _, _ = fidelity.liu_case('D', 2)
         four, _, _ = fidelity.liu_case('D', 8)
         self.assertLess(four, one)
+
+    def test_liu_allocator_keeps_memory_local_while_nodes_are_idle(self):
+        # Figure 2(C): VMs 1-4 each on their own socket, every socket idle
+        # when its VM is created: the allocator keeps all of it local,
+        # where NUMA-aware placement put VMs 2-4's on the next socket.
+        placed = fidelity.liu_overhead_aware(
+            [fidelity.liu_pins('C', k)[0] for k in range(1, 7)])
+        for cpu, memory in placed[:4]:
+            self.assertEqual({cpu: 1.0}, memory)
+        for _, memory in placed:
+            self.assertAlmostEqual(1.0, sum(memory.values()))
+        # From the fifth VM no node is idle: its memory is spread.
+        self.assertGreater(len(placed[4][1]), 1)
+        self.assertGreater(fidelity.liu_mean(placed[:4]),
+                           fidelity.liu_case('C', 4)[0])
+
+    def test_liu_allocator_rows_are_run_not_pending(self):
+        rows = [r for r in fidelity.rows_liu()
+                if r.source.startswith('Liu & Li 6.1')]
+        self.assertEqual(6, len(rows))
+        for row in rows:
+            self.assertNotEqual(fidelity.CANNOT, row.verdict)
+            self.assertTrue(row.simulated)
+
+
+class TestDoc(testtools.TestCase):
+
+    def test_the_doc_shows_the_verdicts_the_bench_gives_now(self):
+        # A change to the simulator or a strategy that moves a verdict
+        # must regenerate the table: python -m bench.fidelity.
+        with open(fidelity.DOC, encoding='utf-8') as fh:
+            doc = fh.read()
+        table = doc.split(fidelity.BEGIN, 1)[1].split(fidelity.END, 1)[0]
+        documented = [line.split(' | ')[:2] + [line.split(' | ')[5]]
+                      for line in table.splitlines()
+                      if line.startswith('| ') and ' | ' in line][1:]
+        now = [[r.source, r.result.replace('|', '/'),
+                r.verdict + (' (calibrated here)' if r.calibrates else '')]
+               for r in fidelity.all_rows()]
+        self.assertEqual(now, [[s.lstrip('| '), res, v]
+                               for s, res, v in documented])
