@@ -4,7 +4,12 @@
 ``main()`` that prints a Markdown section of what it measured; this runner
 captures each into ``doc/benchmarks/<area>.md`` and assembles
 ``doc/benchmarks.md`` with the command, date, machine and versions, so the
-published figures always come with how they were produced.
+published figures always come with how they were produced. What a person
+wrote about a run (which machine, what changed since the last one, a
+table measured apart) lives in ``doc/benchmarks/<area>.notes.md``: the
+index appends it after the area's figures, and a rerun, which rewrites
+``<area>.md``, keeps it. Nothing in ``doc/benchmarks.md`` is written by
+hand, so assembling it again loses nothing.
 
     python -m bench.run_all                 # everything
     python -m bench.run_all store sim       # only these areas
@@ -80,17 +85,36 @@ def main(argv=None):
                      % (area, seconds))
             fh.write(text)
         print('bench: %s done in %.0f s -> %s' % (area, seconds, path))
-    write_index()
+    write_index(environment())
 
 
-def write_index():
-    """Assemble doc/benchmarks.md from the per-area result files."""
+def kept_environment(path):
+    """The environment lines of the index at ``path``, or None."""
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding='utf-8') as fh:
+        text = fh.read()
+    head = '## Environment\n\n'
+    if head not in text:
+        return None
+    block = text.split(head, 1)[1].split('\n\n', 1)[0]
+    return block.splitlines()
+
+
+def write_index(env=None):
+    """Assemble doc/benchmarks.md from the per-area result files.
+
+    ``env``: the environment lines; by default the index's own (only
+    reassembled, nothing was measured), else :func:`environment`.
+    """
+    index = os.path.join(DOC_DIR, 'benchmarks.md')
+    env = env or kept_environment(index) or environment()
     parts = ['# Benchmarks', '',
              'Produced by `tox -e bench` (`python -m bench.run_all`); '
              'one area alone: `python -m bench.run_all AREA`. Figures '
              'marked simulated come from the simulator (`contention.sim`), '
              'not from real hardware.', '', '## Environment', '']
-    parts += environment()
+    parts += env
     for area in AREAS:
         path = os.path.join(DOC_DIR, 'benchmarks', '%s.md' % area)
         if not os.path.exists(path):
@@ -98,8 +122,11 @@ def write_index():
         with open(path, encoding='utf-8') as fh:
             body = fh.read().strip()
         parts += ['', '## %s' % area.capitalize(), '', body]
-    with open(os.path.join(DOC_DIR, 'benchmarks.md'), 'w',
-              encoding='utf-8') as fh:
+        notes = os.path.join(DOC_DIR, 'benchmarks', '%s.notes.md' % area)
+        if os.path.exists(notes):
+            with open(notes, encoding='utf-8') as fh:
+                parts += ['', fh.read().strip()]
+    with open(index, 'w', encoding='utf-8') as fh:
         fh.write('\n'.join(parts) + '\n')
 
 
