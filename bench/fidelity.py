@@ -840,10 +840,11 @@ def liu_case(case, n):
 def liu_overhead_aware(cpu_nodes):
     """VMs created in turn on ``cpu_nodes``, memory placed by Liu & Li.
 
-    The overhead-aware allocator of section 4.2 places each VM's 4 GiB: go where
-    :func:`contention.overhead.overhead_aware_allocation` puts them, given
-    the overhead levels the agent's rule (the simulator's host report)
-    reads from the VMs created before it, after an epoch of them running.
+    Each VM's 4 GiB go where the overhead-aware allocator of section 4.2
+    (:func:`contention.overhead.overhead_aware_allocation`) puts them,
+    given the overhead levels the agent's rule (the simulator's host
+    report) reads from the VMs created before it, after an epoch of them
+    running.
     Returns the placements, [(vCPU node, {node: share})], for
     :func:`liu_sim`.
     """
@@ -913,7 +914,8 @@ LIU_FIGURE7_WHY = {
          'choice) are at most {mc} busy under the NUMA-aware '
          'placement, so relieving them is worth a few per cent',
     'C': 'the allocator makes each VM\'s memory local while its node is '
-         'idle (the first four) and a third local after; at 2 and 4 VMs '
+         'idle (the first four) and a quarter to a third of it after; at '
+         '2 and 4 VMs '
          'that gains what the paper measures, at 6 and 8 the paper\'s gain '
          'comes with an IPC-ratio rise of 0.34 and 0.64 (section 6.1) '
          'that remote memory at 1.27x cannot give',
