@@ -371,6 +371,31 @@ def cache_held(alone):
     return (alone[small] < CACHE_HELD_RATIO * alone[large], small, large)
 
 
+#: The slowdown below which the largest chase that fits the LLC alone,
+#: beside the chase at twice the LLC, shows that the two CPUs do not
+#: share the LLC's capacity. A shared LLC cannot hold the first while the
+#: second brings in a new line at every access: the run of 2026-11-30 had
+#: 3.3-3.5x there, one of 2026-12-06 on another guest 1.02.
+SHARED_SLOWDOWN = 1.1
+
+
+def capacity_shared(alone, measured):
+    """(shared, chase that fits, chase at twice the LLC, slowdown) or None.
+
+    Whether the two CPUs share the LLC's capacity on this run, from the
+    pair that must show it (:data:`SHARED_SLOWDOWN`); None where no chase
+    fits alone (:func:`cache_held`) or the pair was not run.
+    """
+    chases = _chases(alone)
+    large = chases[-1]
+    fits = [c for c in chases[:-1]
+            if alone[c] < CACHE_HELD_RATIO * alone[large]]
+    if not fits or (fits[-1], large) not in measured:
+        return None
+    slowdown = measured[(fits[-1], large)][0]
+    return slowdown > SHARED_SLOWDOWN, fits[-1], large, slowdown
+
+
 def profiles_for(works, hit_ns):
     """One simulator profile per microbenchmark, by kind (see module doc).
 
@@ -665,6 +690,17 @@ def report(info, works, samples, overlap, alone, measured, predicted, keys,
              '1 whatever the model says.'
              % (small, alone[small], 100.0 * alone[small] / alone[large],
                 large))
+    shared = capacity_shared(alone, measured)
+    if shared is not None and not shared[0]:
+        emit('\n**The two CPUs did not share the LLC\'s capacity on this '
+             'run**: %s, which fits alone, ran %.2fx beside %s, which '
+             'brings in a new line at every access; a shared LLC cannot '
+             'hold both. On a virtual machine the two vCPUs may sit on '
+             'cores whose caches are not shared, or the host may '
+             'partition its LLC. The pairs below then measure the memory '
+             'path, not cache sharing, and the simulator, given one shared '
+             'LLC, is not judged on its cache model by them.'
+             % (shared[1], shared[3], shared[2]))
     perf = hw['perf']
     emit('\nHost class given to the simulator (from the machine): %d '
          'cores, L3 %.0f MiB, miss latency %.0f ns (chase at 2x the LLC '

@@ -83,6 +83,20 @@ class TestPrediction(testtools.TestCase):
         self.assertEqual((False, 'chase-4', 'chase-64'),
                          corun.cache_held(full))
 
+    def test_a_run_whose_cpus_share_no_llc_capacity_says_so(self):
+        # The chase that fits alone is chase-4 (chase-16's 80 ns is not
+        # under half of chase-64's 160).
+        pair = ('chase-4', 'chase-64')
+        shared = {pair: (3.4, 3.2, 3.6)}
+        self.assertEqual((True, 'chase-4', 'chase-64', 3.4),
+                         corun.capacity_shared(ALONE, shared))
+        apart = {pair: (1.02, 1.0, 1.04)}
+        self.assertEqual((False, 'chase-4', 'chase-64', 1.02),
+                         corun.capacity_shared(ALONE, apart))
+        full = dict(ALONE, **{'chase-4': 180.0, 'chase-16': 195.0})
+        self.assertIsNone(corun.capacity_shared(full, apart))
+        self.assertIsNone(corun.capacity_shared(ALONE, {}))
+
     def test_the_llc_is_where_a_chase_alone_steps_to_dram(self):
         # This project's 2-vCPU Intel guests (2026-11-30): LLC hits to 8
         # MiB, DRAM from 16, page walks beyond. The threshold is
