@@ -132,6 +132,26 @@ class TestExperiments(testtools.TestCase):
         self.assertGreater(fidelity.liu_mean(placed[:4]),
                            fidelity.liu_case('C', 4)[0])
 
+    def test_liu_layouts_fit_hosts_of_other_sizes(self):
+        # Section 6.4 runs 2 and 8 sockets: every VM of every case lands
+        # on a node the host has, and the 8-socket allocator spreads over
+        # more than the first four.
+        for sockets in (2, 8):
+            for case in 'ABCD':
+                for k in range(1, 9):
+                    cpu, memory = fidelity.liu_pins(case, k, sockets)
+                    self.assertTrue(0 <= cpu < sockets)
+                    self.assertTrue(0 <= memory < sockets)
+        pins = [fidelity.liu_pins('A', k, 8)[0] for k in range(1, 9)]
+        placed = fidelity.liu_overhead_aware(pins, 8)
+        used = set().union(*(memory for _, memory in placed))
+        self.assertEqual(set(range(8)), used)
+
+    def test_liu_table3_is_run(self):
+        row = fidelity.liu_table3_row()
+        self.assertNotEqual(fidelity.CANNOT, row.verdict)
+        self.assertEqual(3, row.simulated.count('%'))
+
     def test_liu_indicators_read_local_and_remote_vms(self):
         # Figure 2(C) with 2 VMs: VM 1's memory is local, VM 2's remote.
         _, _, sol = fidelity.liu_case('C', 2)
