@@ -684,9 +684,12 @@ def rows_merlin():
     rows.append(Row(
         'Merlin 5.3',
         'moving a VCPU to another socket', '1.78 us (~3780 CPU '
-        'cycles), cache effects excluded', 'vCPU moves are counted but free',
-        '0', CANNOT, 'the model has no per-move cost: 1.78 us is far '
-        'below its epoch; the cold cache after a move is not modelled'))
+        'cycles), cache effects excluded',
+        'CPU time charged per vCPU moved (the migration parameters\' '
+        'vcpu_move_us, merlin-mix scenarios)',
+        '%.2f us' % params.vcpu_move_us, judge_value(1.78,
+                                                     params.vcpu_move_us),
+        calibrates='vcpu_move_us (contention/sim/migration.py)'))
     rows.append(Row(
         'Merlin 5.3', 'migration overheads when page migration is '
         'inevitable; Merlin caps them', 'up to 11 %; up to 4 %',

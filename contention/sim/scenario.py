@@ -179,7 +179,8 @@ SCHEMA = {
             'properties': {'network_gbs': _POS, 'stop_mib': _POS,
                            'max_rounds': _INT1, 'slowdown': _FRAC,
                            'cpu_cores': _NN, 'intra_host_gbs': _POS,
-                           'memory_move_slowdown': _FRAC}},
+                           'memory_move_slowdown': _FRAC,
+                           'vcpu_move_us': _NN}},
     },
 }
 

@@ -778,6 +778,8 @@ class Simulator(object):
             raise
         moved_v = 0.5 * np.abs(new_v - before_v).sum() * inst.vcpus
         self.costs.vcpu_moves += float(moved_v)
+        self.costs.vcpu_move_cpu_s += (float(moved_v) * 1e-6
+                                       * self.scenario.migration.vcpu_move_us)
         moved_m = 0.5 * np.abs(inst.mem_frac - before_m).sum()
         if moved_m > 1e-9:
             mib = inst.memory_mib * moved_m
@@ -831,7 +833,8 @@ class Simulator(object):
         by_app = {}
         for v in vms:
             by_app.setdefault(v.profile, []).append(v.perf_mean)
-        util = (self._cpu_used_s / self._capacity_s
+        util = ((self._cpu_used_s + self.costs.vcpu_move_cpu_s)
+                / self._capacity_s
                 if self._capacity_s else 0.0)
         pe = (sum(float(np.mean(p)) for p in by_app.values()) / util
               if util > 0 else 0.0)

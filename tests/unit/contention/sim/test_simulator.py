@@ -227,6 +227,26 @@ class TestApply(base.BaseTestCase):
             inst.uuid, 'not-its-host', inst.host),)))
         self.assertEqual(1, len(outcome.rejected))
 
+    def test_a_vcpu_move_costs_platform_cpu(self):
+        # Merlin 5.3's per-vCPU cost, made a second here to be seen: it
+        # is CPU time the platform spends, and P.E. divides by it.
+        used = {}
+        for cost_us in (0.0, 1e6):
+            sim = simulator.Simulator(_tiny(
+                migration={'vcpu_move_us': cost_us}))
+            inst = sim.view().instances[0]
+            sim.apply(cluster.Plan(actions=(cluster.Repin(
+                inst.uuid, inst.host, 1 - inst.socket,
+                move_memory=False),)))
+            sim.step()
+            result = sim.result('none', 0.0)
+            used[cost_us] = result.cpu_utilisation
+            moved = result.vcpu_moves
+        self.assertGreater(moved, 0)
+        capacity_s = 2 * 2 * 2 * 60.0  # hosts x sockets x cores x epoch
+        self.assertAlmostEqual(moved * 1.0 / capacity_s,
+                               used[1e6] - used[0.0], 6)
+
     def test_only_migrations_start_the_cooldown(self):
         # The view's last_moved_at is what Watcher's store records:
         # contention_swap's live migrations, not contention_repin.
