@@ -296,6 +296,10 @@ def zone_overheads(levels, local_node):
 #: Section 4.2: the step function selects at most this many nodes.
 MAX_ALLOCATION_NODES = 4
 
+#: Memory the allocator's shares may miss by from rounding (a byte): a
+#: request that exactly fills what earlier shares left is not refused.
+_MIB_EPSILON = 1e-6
+
 
 def allocation_weight(zone_overhead):
     """A node's share of a request by the power-of-two rule of section 5.2.
@@ -335,7 +339,7 @@ def overhead_aware_allocation(memory_mib, local_node, zones, free_mib,
     :raises ValueError: the nodes cannot hold ``memory_mib`` together.
     """
     free = {n: float(m) for n, m in free_mib.items() if m > 0}
-    if sum(free.values()) < memory_mib:
+    if sum(free.values()) < memory_mib - _MIB_EPSILON:
         raise ValueError('%s MiB do not fit in the free memory of nodes %s'
                          % (memory_mib, dict(sorted(free_mib.items()))))
     allocation = collections.Counter()
@@ -349,8 +353,8 @@ def overhead_aware_allocation(memory_mib, local_node, zones, free_mib,
         allocation[node] += take
         free[node] -= take
         remaining -= take
-    while remaining > 1e-9:
-        rooms = [n for n in free if free[n] > 1e-9]
+    while remaining > _MIB_EPSILON:
+        rooms = [n for n in free if free[n] > 0]
         known = [n for n in rooms if zones.get(n) is not None]
         chosen = sorted(known or rooms, key=lambda n: (
             zones.get(n) or 0, distance(local_node, n), n))[

@@ -1,5 +1,6 @@
 """The fidelity bench's verdicts and the doc section it generates."""
 
+import collections
 import os
 import tempfile
 
@@ -147,6 +148,35 @@ class TestExperiments(testtools.TestCase):
         used = set().union(*(memory for _, memory in placed))
         self.assertEqual(set(range(8)), used)
 
+    def test_numa_aware_spills_at_random_only_when_a_node_is_full(self):
+        pins = [fidelity.liu_pins('B', k) for k in range(1, 9)]
+        # 4 GiB: VMs 1-4 on node 0, 5-8 on node 3, as Figure 2(B).
+        small = fidelity.liu_numa_aware(pins, 4096, seed=0)
+        self.assertEqual([{0: 1.0}] * 4 + [{3: 1.0}] * 4,
+                         [memory for _, memory in small])
+        # 32 GiB: two fill a 64 GiB node; the rest land where there is
+        # room, the same for the same seed.
+        big = fidelity.liu_numa_aware(pins, 32768, seed=0)
+        per_node = collections.Counter(
+            node for _, memory in big for node in memory)
+        self.assertEqual(2, per_node[0])
+        self.assertLessEqual(max(per_node.values()), 2)
+        self.assertEqual(big, fidelity.liu_numa_aware(pins, 32768, seed=0))
+
+    def test_vcpu_migration_moves_vcpus_to_their_memory(self):
+        # Figure 2(D): every VM's memory on the other socket of its pair.
+        pins = [fidelity.liu_pins('D', k) for k in range(1, 5)]
+        moved = fidelity.liu_vcpu_migration(pins)
+        for (cpu, memory), (new_cpu, new_memory) in zip(pins, moved):
+            self.assertEqual(memory, new_memory)
+            self.assertEqual(memory, new_cpu)
+        self.assertGreater(fidelity.liu_mean(moved), fidelity.liu_mean(pins))
+
+    def test_figure9_row_shows_the_allocator_split(self):
+        row = fidelity.liu_figure9_row()
+        self.assertEqual('20 % / 40 % / 20 % / 20 %', row.simulated)
+        self.assertIn('power-of-two', row.why)
+
     def test_liu_table3_is_run(self):
         row = fidelity.liu_table3_row()
         self.assertNotEqual(fidelity.CANNOT, row.verdict)
@@ -175,7 +205,7 @@ class TestExperiments(testtools.TestCase):
     def test_liu_allocator_rows_are_run_not_pending(self):
         rows = [r for r in fidelity.rows_liu()
                 if r.source.startswith('Liu & Li 6.1')]
-        self.assertEqual(9, len(rows))
+        self.assertEqual(10, len(rows))  # 9 Figure 7-8 rows and Figure 9
         pending = [r for r in rows if r.verdict == fidelity.CANNOT]
         # Only the IPC ratio beside Figure 7(c): one IPC per VM, and the
         # allocator splits a VM's memory.

@@ -277,6 +277,16 @@ class TestOverheadAwareAllocation(base.BaseTestCase):
         self.assertIn('4096 MiB', str(error))
         self.assertIn('{0: 1024, 1: 2048}', str(error))
 
+    def test_a_request_that_fills_the_host_exactly_fits(self):
+        # Earlier shares in thirds left 32768 MiB that add up to a hair
+        # less in floating point (seen on a full 4-socket host): still
+        # room for 32768.
+        third = 10922.666666666664
+        free = {0: third, 1: 0, 2: third, 3: third}
+        self.assertLess(sum(free.values()), 32768)
+        result = self.allocate(32768, 1, {0: 1, 2: 1, 3: 1}, free)
+        self.assertAlmostEqual(32768, sum(result.values()), places=6)
+
     def test_every_request_fits_and_is_placed_in_full(self):
         rng = random.Random(7)
         for _ in range(300):
