@@ -1500,10 +1500,13 @@ def rows_liu():
     rows.append(Row(
         'Liu & Li 6.2', 'the P2M swap FIFO on top of the allocator',
         '+18.3 %; 41.1 % in all (8 VMs, 4 sockets)', '-', '', CANNOT,
-        'the P2M swap FIFO (section 4.3: pages exchanged, one at a time, '
-        'from a node whose overhead passes an empirical threshold to one '
-        'two levels lower) is not modelled; the allocator alone is (the '
-        'Figure 7, 8 and 10 and Table 2 and 3 rows)'))
+        'the P2M swap FIFO (section 4.3) exchanges a VM\'s pages between '
+        'its own nodes, one at a time, a recently used one on a node '
+        'whose overhead passes an empirical threshold for a recently '
+        'unused one on a node two levels lower: it moves where the VM\'s '
+        'accesses go, not how much of its memory is where, and the model '
+        'spreads a VM\'s accesses over its memory evenly; the allocator '
+        'alone is run (the Figure 7, 8 and 10 and Table 2 and 3 rows)'))
     rows.append(liu_table2_row())
     rows.append(liu_table3_row())
     hw = merlin_hw()
