@@ -1009,12 +1009,11 @@ def liu_vcpu_migration(placed, sockets=4):
 def liu_overhead_aware(cpu_nodes, sockets=4, memory_mib=4096):
     """VMs created in turn on ``cpu_nodes``, memory placed by Liu & Li.
 
-    Each VM's ``memory_mib`` go where the overhead-aware allocator of section 4.2
-    (:func:`contention.overhead.overhead_aware_allocation`) puts them,
-    given the overhead levels the agent's rule (the simulator's host
-    report) reads from the VMs created before it, after an epoch of them
-    running.
-    Returns the placements, [(vCPU node, {node: share})], for
+    Each VM's ``memory_mib`` go where the overhead-aware allocator of
+    section 4.2 (:func:`contention.overhead.overhead_aware_allocation`)
+    puts them, given the overhead levels the agent's rule (the simulator's
+    host report) reads from the VMs created before it, after an epoch of
+    them running. Returns the placements, [(vCPU node, {node: share})], for
     :func:`liu_sim`.
     """
     topology = liu_sim([], sockets).state.hosts[0].model.topology
@@ -1048,8 +1047,9 @@ def liu_numa_aware(pins, memory_mib, seed):
     among those with room. Returns [(vCPU node, {node: 1.0})].
     """
     rng = np.random.default_rng(seed)
-    free = collections.Counter({node: liu_hw()['memory_gib_per_node'] * 1024
-                                for node in range(4)})
+    hw = liu_hw()
+    free = collections.Counter({node: hw['memory_gib_per_node'] * 1024
+                                for node in range(hw['sockets'])})
     placed = []
     for cpu, node in pins:
         if free[node] < memory_mib:
