@@ -359,16 +359,28 @@ def host_from_machine(info, alone):
 CACHE_HELD_RATIO = 0.5
 
 
+def _held_chases(alone):
+    """(chases whose working set the LLC kept alone, the largest chase).
+
+    A chase is kept when its time per access is under
+    :data:`CACHE_HELD_RATIO` of the largest's (at twice the LLC, every
+    access goes to DRAM).
+    """
+    chases = _chases(alone)
+    large = chases[-1]
+    return [c for c in chases[:-1]
+            if alone[c] < CACHE_HELD_RATIO * alone[large]], large
+
+
 def cache_held(alone):
     """(held, smallest chase, largest chase) of the chases alone.
 
-    Whether the LLC kept the smallest chase's working set: its time per
-    access under :data:`CACHE_HELD_RATIO` of the largest's (at twice the
-    LLC, every access goes to DRAM).
+    Whether the LLC kept the smallest chase's working set
+    (:func:`_held_chases`).
     """
-    chases = _chases(alone)
-    small, large = chases[0], chases[-1]
-    return (alone[small] < CACHE_HELD_RATIO * alone[large], small, large)
+    held, large = _held_chases(alone)
+    small = _chases(alone)[0]
+    return small in held, small, large
 
 
 #: The slowdown below which the largest chase that fits the LLC alone,
@@ -386,10 +398,7 @@ def capacity_shared(alone, measured):
     pair that must show it (:data:`SHARED_SLOWDOWN`); None where no chase
     fits alone (:func:`cache_held`) or the pair was not run.
     """
-    chases = _chases(alone)
-    large = chases[-1]
-    fits = [c for c in chases[:-1]
-            if alone[c] < CACHE_HELD_RATIO * alone[large]]
+    fits, large = _held_chases(alone)
     if not fits or (fits[-1], large) not in measured:
         return None
     slowdown = measured[(fits[-1], large)][0]

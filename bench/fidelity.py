@@ -1018,7 +1018,7 @@ def liu_overhead_aware(cpu_nodes, sockets=4, memory_mib=4096):
     """
     topology = liu_sim([], sockets).state.hosts[0].model.topology
     nodes = topology.node_ids
-    capacity = liu_hw()['memory_gib_per_node'] * 1024
+    capacity = liu_hw(sockets)['memory_gib_per_node'] * 1024
     placed = []
     for cpu in cpu_nodes:
         levels = liu_levels(placed, sockets, memory_mib)
@@ -1189,10 +1189,10 @@ def _figure7_indicator_row(case, panel, densest, shift):
         why = 'the cycle loss follows the gain of the row above'
     return Row(
         source, result, stated,
-        'the runs of the row above: the VMs\' mean %s, NUMA-aware minus '
-        'overhead-aware' % name if name == 'cycle loss' else
-        'the runs of the row above: the VMs\' mean LLC hit ratio, '
-        'overhead-aware minus NUMA-aware',
+        'the runs of the row above: the VMs\' mean %s'
+        % ('cycle loss, NUMA-aware minus overhead-aware'
+           if name == 'cycle loss' else
+           'LLC hit ratio, overhead-aware minus NUMA-aware'),
         ' / '.join('%+.3f' % change[n] for n in sorted(change)),
         verdict, why)
 

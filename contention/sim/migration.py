@@ -21,12 +21,11 @@ While a migration runs (it may span epochs) it costs:
 Moving memory inside a host (a NUMA page migration) runs at
 ``intra_host_gbs`` with the same CPU and memory-controller costs and
 ``memory_move_slowdown``. Moving vCPUs inside a host is immediate and
-costs ``vcpu_move_us`` of CPU time per vCPU moved (Merlin section 5.3:
-moving a VCPU to another socket costs "3780 CPU cycles or 1.78
-microseconds" on its Westmere processor, cache effects excluded; the
-same on other hosts, our choice),
-counted in the platform's CPU use; the cold cache after a move is not
-modelled (stated in ``doc/simulator.md``).
+costs ``vcpu_move_us`` of CPU time per vCPU moved, counted in the
+platform's CPU use (Merlin section 5.3: moving a VCPU to another socket
+costs "3780 CPU cycles or 1.78 microseconds" on its Westmere processor,
+cache effects excluded; the same on other hosts, our choice). The cold
+cache after a move is not modelled (stated in ``doc/simulator.md``).
 """
 
 import dataclasses
