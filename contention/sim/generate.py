@@ -26,7 +26,10 @@ a scenario (the dict a scenario file holds, validated by
   latency services at low and high load, demand in phases), the kinds in
   skewed proportions (a Dirichlet draw with a small concentration, so
   most clusters are dominated by one or two kinds) and the instances of
-  the applications in Zipf proportions, as images are in a cloud;
+  the applications in Zipf proportions, as images are in a cloud; each
+  application's ``shared_fraction`` (the part of its working set all its
+  threads touch, :mod:`contention.sim.profiles`) by
+  :func:`shared_fractions`;
 * **initial placement**: ``random`` (each socket filled with random
   instances) or ``worst`` (Ahn et al.'s W-W, section 2.2: the instances
   with the most LLC misses share sockets and every instance's memory is
@@ -54,6 +57,9 @@ KINDS = ('streaming', 'cache_small', 'cache_large', 'cpu_bound',
 #: Whether the simulator places an instance over several NUMA nodes or
 #: sockets (issue 22 item 2). Until it does, flavors stop at a socket.
 SPANNING = False
+
+#: The second word of the seed of :func:`shared_fractions`' stream.
+_SHARED_STREAM = 1
 
 #: Flavor sizes (vCPUs) the generator draws, and their relative weights
 #: (small flavors are the common ones).
@@ -295,6 +301,23 @@ def _apps(spec, rng, classes):
     return apps, popularity / popularity.sum()
 
 
+def shared_fractions(apps, seed):
+    """Set each application's ``shared_fraction`` in place.
+
+    No paper gives the share of a working set that a VM's threads have in
+    common, so the generator spans it: uniform in 0-1 for every kind,
+    drawn per application. A 1-vCPU application's one thread touches all
+    its data, so it is 1 by definition. The draw uses its own stream of
+    ``seed``, so the rest of a cluster is what the same seed gave before
+    the field existed.
+    """
+    rng = np.random.default_rng([seed, _SHARED_STREAM])
+    for name in sorted(apps):
+        share = _r(rng, 0.0, 1.0, 2)
+        apps[name]['shared_fraction'] = (1.0 if apps[name]['vcpus'] == 1
+                                         else share)
+
+
 def _hosts(spec, rng, classes):
     """[(host name, class name)]: one class, or two or three mixed."""
     names = [hw.name for hw in classes]
@@ -372,6 +395,7 @@ def generate(spec, seed, name=None):
     classes = [known[c] for c in spec.classes]
     hosts = _hosts(spec, rng, classes)
     apps, popularity = _apps(spec, rng, classes)
+    shared_fractions(apps, seed)
     slots = _pack(spec, rng, hosts, known, apps, popularity)
     host_sockets = {h: _usable_sockets(known[c]) for h, c in hosts}
     if spec.placement == 'worst':

@@ -14,6 +14,18 @@ are the inputs of the contention solver (:mod:`contention.sim.solver`):
   A *cache-sensitive* profile has a high ``llc_apki``, a low ``mr_min``
   and a working set of the order of the LLC; a *streaming* one a high
   ``mr_min``; a *CPU-bound* one a low ``llc_apki``;
+* ``shared_fraction``: the fraction of the working set that all the VM's
+  threads touch (a B-tree or a key-value store's cache that every worker
+  reads), against data each vCPU keeps to itself (SPEC-rate copies, a
+  partitioned scan). It matters only where the VM's vCPUs run in several
+  L3 domains (a CCX on AMD, a node): each domain then holds its own copy
+  of the shared part, so a VM spread over two caches gains room only for
+  its private data. The placement paper (section 1, Figure 1) names this
+  cooperative sharing as why a communicating workload can run best
+  packed on one node; the cross-cache communication cost it also names
+  is not modelled. 0 (the default) is data all private, what the model
+  assumed before the field existed; no paper gives a value, so every
+  value is our choice (``doc/simulator.md``);
 * ``mlp``: memory-level parallelism, misses in flight per stall (stall
   cycles per miss = latency / mlp);
 * ``writeback_ratio``: DRAM bytes written per byte read by misses;
@@ -92,6 +104,7 @@ class WorkloadProfile:
     mr_max: float = 0.95
     working_set_mib: float = 4.0
     mlp: float = 2.0
+    shared_fraction: float = 0.0
     writeback_ratio: float = 0.3
     vcpus: int = 1
     memory_mib: int = 1024

@@ -24,7 +24,11 @@ fixed-point iteration (equations also in ``doc/simulator.md``):
    sum_j r_jn``, capped at the VM's footprint, with what capped VMs leave
    shared again among the others in proportion to their rates.
 3. **Miss ratio** from the VM's miss-ratio curve at the cache it holds,
-   scaled to its share of vCPUs there: ``m_in = MRC_i(o_in / f_in)``.
+   scaled to the share of its working set the domain's vCPUs touch:
+   ``m_in = MRC_i(o_in / s_in)`` with ``s_in = h_i + (1 - h_i) f_in``,
+   where ``h_i`` is the fraction of the working set all its threads share
+   (a copy of it lives in every domain the VM runs in; the rest is split
+   among its vCPUs). The footprint cap of step 2 scales the same way.
    Misses per second ``r_in = IPS_i * (u_in / u_i) * a_i / 1000 * m_in``
    (``a_i`` = LLC accesses per kilo-instruction).
 4. **DRAM traffic** ``B_ink = 64 (1 + wb_i) r_in M_ik`` bytes/s from
@@ -112,6 +116,9 @@ class Problem:
     #: Latency VMs: share of the response time alone that is CPU service
     #: (the rest does not stretch); None = all of it.
     response_cpu_share: np.ndarray = None
+    #: Fraction of each instance's working set shared by all its threads
+    #: (``h_i`` of step 3); None = none of it.
+    shared: np.ndarray = None
     node_extra_cpu: np.ndarray = None
     node_extra_traffic: np.ndarray = None
     #: CPI of each instance alone (for latency VMs); None = use own CPI.
@@ -193,6 +200,18 @@ def _link_bw(p):
     return bw.reshape(-1)
 
 
+def _span(p):
+    """(I, D) share of each instance's working set a domain's vCPUs touch.
+
+    Step 3 of the module docstring: the shared part in full, the private
+    part in proportion to the domain's vCPUs.
+    """
+    if p.shared is None:
+        return p.vcpu_frac
+    h = np.clip(p.shared, 0.0, 1.0)[:, None]
+    return np.where(p.vcpu_frac > 0, h + (1.0 - h) * p.vcpu_frac, 0.0)
+
+
 def _cpu(p, gid, want):
     """Per-slice CPU share: step 1 of the module docstring."""
     g = p.n_nodes
@@ -229,7 +248,8 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
     offdiag = src[:, :, None] != np.arange(wn)[None, None, :]
     link_bw = _link_bw(p)
     link_q = p.host_link_q.repeat(wn * wn)
-    cap = p.footprint[:, None] * f
+    span = _span(p)
+    cap = p.footprint[:, None] * span
     capacity = p.node_l3
     ws = np.maximum(p.ws_bytes, 1.0)[:, None]
     lat_inst = p.latency_metric.astype(bool)
@@ -273,7 +293,7 @@ def solve(p, tol=1e-5, max_iter=500, damping=0.5):
                + q_link[pair] * offdiag)
         lat_slice = (p.mem_frac[:, None, :] * lat).sum(axis=2)
         # 3. miss ratio at the current occupancy
-        held = np.where(on, occ / np.where(on, f, 1.0), 0.0)
+        held = np.where(on, occ / np.where(on, span, 1.0), 0.0)
         m_slice = np.where(on, p.mr_min[:, None]
                            + (p.mr_max - p.mr_min)[:, None]
                            * np.exp(-held / ws), 0.0)

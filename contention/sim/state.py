@@ -442,6 +442,7 @@ class ClusterState(object):
             apki=arr(lambda x: x.llc_apki),
             mr_min=arr(lambda x: x.mr_min), mr_max=arr(lambda x: x.mr_max),
             ws_bytes=arr(lambda x: x.working_set_mib * 1024.0 * 1024.0),
+            shared=arr(lambda x: x.shared_fraction),
             mlp=arr(lambda x: x.mlp), wb=arr(lambda x: x.writeback_ratio),
             footprint=arr(lambda x: x.footprint_bytes),
             demand=np.array([i.demand_at(t) for i in insts], dtype=float),

@@ -125,6 +125,20 @@ class TestGenerate(testtools.TestCase):
         self.assertRaises(generate.GenerateError, generate.profile,
                           'nonsense', rng)
 
+    def test_shared_fractions_span_0_to_1_and_move_nothing_else(self):
+        spec = generate.ClusterSpec(hosts=12, apps=8, occupancy=0.9)
+        data = generate.generate(spec, 11)
+        shares = {n: p.pop('shared_fraction')
+                  for n, p in data['profiles'].items()}
+        for name, share in shares.items():
+            self.assertTrue(0.0 <= share <= 1.0, name)
+            if data['profiles'][name]['vcpus'] == 1:
+                self.assertEqual(1.0, share)
+        self.assertGreater(len(set(shares.values())), 1)
+        # the draw has its own stream: without it, the same cluster
+        with mock.patch.object(generate, 'shared_fractions'):
+            self.assertEqual(data, generate.generate(spec, 11))
+
     def test_bad_requests_name_the_field(self):
         for field, value in (('hosts', 7), ('hosts', 1001),
                              ('occupancy', 0.3), ('placement', 'pack'),

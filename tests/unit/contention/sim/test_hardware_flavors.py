@@ -85,6 +85,25 @@ class TestL3Domains(base.BaseTestCase):
         other_node, _ = self._perf_of_cache_vm([1])
         self.assertLess(same_ccx, other_node - 0.05)
 
+    def test_shared_data_is_held_in_every_ccx_the_vm_runs_in(self):
+        # 4 floating vCPUs over node 0's four 16 MiB CCXs, 40 MiB of data:
+        # private data sums the four caches, shared data is copied into
+        # each, so all shared is the VM alone in one CCX.
+        def perf(shared, **flavor):
+            prof = dict(CACHE, working_set_mib=40, shared_fraction=shared,
+                        **flavor)
+            sim = _epyc([{'profile': 'c', 'host': 'epyc-0', 'nodes': [0]}],
+                        {'c': prof})
+            return sim.performance()[sim.state.instances[0].uuid]
+        floating = dict(vcpus=4, cpu_policy='shared')
+        private, half, shared = (perf(h, **floating) for h in (0, 0.5, 1))
+        self.assertGreater(private, half + 0.1)
+        self.assertGreater(half, shared + 0.05)
+        self.assertAlmostEqual(1.0, shared, places=3)
+        # pinned into one CCX, the fraction changes nothing
+        pinned = dict(vcpus=4, cpu_policy='dedicated')
+        self.assertEqual(perf(0, **pinned), perf(1, **pinned))
+
     def test_per_node_memory_bandwidth_is_the_nodes_own(self):
         slow = [41] * 8
         slow[1] = 4
