@@ -80,7 +80,8 @@ class TestWriter(base.BaseTestCase):
                                      [41, 41, 41, 30, 41, 41, 41, 41]}},
             'hosts': [{'class': 'amd', 'names': ['a', 'b']}],
             'profiles': {'db': {'vcpus': 8, 'numa_nodes': 2,
-                                'cpu_policy': 'dedicated'}},
+                                'cpu_policy': 'dedicated',
+                                'shared_fraction': 0.4}},
             'instances': [{'profile': 'db', 'host': 'a', 'nodes': [0, 1]},
                           {'profile': 'db', 'host': 'b', 'socket': 1,
                            'quota': 0.5, 'movable': False}],
@@ -91,6 +92,7 @@ class TestWriter(base.BaseTestCase):
         self.assertEqual((0, 1), back.instances[0].nodes)
         self.assertEqual(30.0, back.hardware['amd'].node_mc_bandwidth()[3])
         self.assertEqual(2, back.profiles['db'].numa_nodes)
+        self.assertEqual(0.4, back.profiles['db'].shared_fraction)
 
 
 class TestHostClasses(base.BaseTestCase):
