@@ -106,7 +106,8 @@ PROFILE_SCHEMA = {
     'type': 'object', 'additionalProperties': False,
     'properties': {
         'base_cpi': _POS, 'llc_apki': _NN, 'mr_min': _FRAC, 'mr_max': _FRAC,
-        'working_set_mib': _POS, 'shared_fraction': _FRAC, 'mlp': {'type': 'number', 'minimum': 1},
+        'working_set_mib': _POS, 'shared_fraction': _FRAC,
+        'mlp': {'type': 'number', 'minimum': 1},
         'writeback_ratio': _NN, 'vcpus': _INT1,
         'memory_mib': _INT1, 'footprint_mib': _POS, 'dirty_mib_s': _NN,
         'cpu_demand': DEMAND_SCHEMA,

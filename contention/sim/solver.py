@@ -208,7 +208,7 @@ def _span(p):
     """
     if p.shared is None:
         return p.vcpu_frac
-    h = np.clip(p.shared, 0.0, 1.0)[:, None]
+    h = p.shared[:, None]
     return np.where(p.vcpu_frac > 0, h + (1.0 - h) * p.vcpu_frac, 0.0)
 
 
