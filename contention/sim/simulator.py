@@ -574,17 +574,30 @@ class Simulator(object):
         """
         applied, rejected = [], []
         for action in plan.actions:
-            try:
-                self._apply(action)
-            except _Refused as exc:
-                rejected.append(Rejected(action, str(exc), exc.kind))
-                self._count_rejected(exc.kind)
-            else:
+            refused = self.attempt(action)
+            if refused is None:
                 applied.append(action)
+            else:
+                rejected.append(refused)
         copy_s = {}
         for run in self.running:
             copy_s[run.uuid] = max(run.remaining_s, copy_s.get(run.uuid, 0.0))
         return ApplyResult(tuple(applied), tuple(rejected), copy_s)
+
+    def attempt(self, action):
+        """Carry out one action as :meth:`apply` does; its refusal or None.
+
+        For a planner trying a long plan action by action on
+        :meth:`scratch`: :meth:`apply`'s copy times cover every copy still
+        running, so a plan tried one action at a time through it costs the
+        square of its length.
+        """
+        try:
+            self._apply(action)
+        except _Refused as exc:
+            self._count_rejected(exc.kind)
+            return Rejected(action, str(exc), exc.kind)
+        return None
 
     def dry_run(self, plan):
         """What :meth:`apply` would accept and refuse, changing nothing.

@@ -80,6 +80,7 @@ import numpy as np
 
 from contention import cluster
 from contention import policy
+from contention.sim import placement
 from contention.sim import solver
 from contention.sim import state as state_mod
 
@@ -676,21 +677,34 @@ class OraclePolicy(policy.Policy):
         scratch = self.sim.scratch()
         kept = []
         for action in actions:
-            outcome = scratch.apply(cluster.Plan(actions=(action,)))
-            if not outcome.rejected:
+            refused = scratch.attempt(action)
+            if refused is None:
                 kept.append(action)
             elif (isinstance(action, cluster.Swap)
-                    and outcome.rejected[0].kind == 'first_leg'):
+                    and refused.kind == 'first_leg'):
                 kept.extend(self._staged(scratch, action))
         return tuple(kept)
 
     def _staged(self, scratch, swap):
-        """A swap as three migrations via a staging host, or ()."""
+        """A swap as three migrations via a staging host, or ().
+
+        Only hosts the first instance can live-migrate to and that have
+        room for it are tried (the checks the simulator would make
+        first), and only until one takes the first leg: what the second
+        and third legs find on the swap's two hosts is the same whichever
+        host holds the first instance meanwhile. On a cluster of full
+        hosts, trying every host cost minutes an audit.
+        """
         first, second = swap.first, swap.second
-        insts = [scratch.state.by_uuid[first.instance],
-                 scratch.state.by_uuid[second.instance]]
-        for host in scratch.state.hosts:
-            if host.name in (first.source_host, first.dest_host):
+        st = scratch.state
+        inst = st.by_uuid[first.instance]
+        insts = [inst, st.by_uuid[second.instance]]
+        vendor = st.hosts[st.host_index[first.source_host]].hw.cpu_vendor
+        for h, host in enumerate(st.hosts):
+            if (host.name in (first.source_host, first.dest_host)
+                    or not cluster.live_migratable(vendor,
+                                                   host.hw.cpu_vendor)
+                    or not placement.fits(st, h, inst)):
                 continue
             legs = (cluster.Migrate(first.instance, first.source_host,
                                     host.name),
@@ -698,10 +712,12 @@ class OraclePolicy(policy.Policy):
                     cluster.Migrate(first.instance, host.name,
                                     first.dest_host, first.dest_socket))
             snap = scratch._snapshot(insts)
-            outcome = scratch.apply(cluster.Plan(actions=legs))
-            if not outcome.rejected:
+            if scratch.attempt(legs[0]) is not None:
+                continue
+            if all(scratch.attempt(leg) is None for leg in legs[1:]):
                 return legs
             scratch._restore(snap)
+            break
         return ()
 
     def _deal(self, t):
@@ -728,19 +744,26 @@ class OraclePolicy(policy.Policy):
             idx = list(model.node_indices_of_socket(s))
             mem.append(float(model.memory_mib[idx].sum())
                        * st.hosts[h].hw.ram_allocation_ratio)
-        load = [0.0] * len(slots)
+        # Arrays over the slots: a 1,000-host cluster deals 20,000
+        # instances over 2,000 sockets.
+        free, mem = np.array(free, dtype=float), np.array(mem)
+        load = np.zeros(len(slots))
+        pools = [self._pool(h) for h, _, _ in slots]
+        pool_of = {pool: np.array([q == pool for q in pools])
+                   for pool in set(pools)}
         assignment = [[0] * len(keys) for _ in slots]
         chosen = {}
         for i in np.argsort(-rate, kind='stable'):
             inst = st.instances[i]
             need = inst.vcpus * inst.quota
-            pool = self._pool(inst.host)
-            room = [k for k in range(len(slots))
-                    if free[k] + 1e-9 >= need and mem[k] >= inst.memory_mib
-                    and self._pool(slots[k][0]) == pool]
-            if not room:
+            room = ((free + 1e-9 >= need) & (mem >= inst.memory_mib)
+                    & pool_of[self._pool(inst.host)])
+            if not room.any():
                 return None
-            k = min(room, key=lambda k: (load[k], -free[k], k))
+            # The least loaded slot with room, then the most free cores,
+            # then the first.
+            least = room & (load == load[room].min())
+            k = int(np.flatnonzero(least & (free == free[least].max()))[0])
             free[k] -= need
             mem[k] -= inst.memory_mib
             load[k] += rate[i]
@@ -771,11 +794,9 @@ class OraclePolicy(policy.Policy):
                 cls_of[inst.uuid] = j
         # need[slot][class] = how many more of the class the slot wants
         need = [list(comp) for comp in found['assignment']]
-        where = {}
-        for k, (h, s, _) in enumerate(slots):
-            for inst in st.instances:
-                if inst.host == h and st.socket_of(inst) == s:
-                    where[inst.uuid] = k
+        index = {(h, s): k for k, (h, s, _) in enumerate(slots)}
+        where = {inst.uuid: index[(inst.host, st.socket_of(inst))]
+                 for inst in st.instances}
         misplaced = []
         for inst in st.instances:
             k, j = where[inst.uuid], cls_of[inst.uuid]
@@ -795,7 +816,7 @@ class OraclePolicy(policy.Policy):
             # Prefer a partner whose class the source socket needs.
             partner = None
             for b in pending:
-                if where[b.uuid] in targets:
+                if need[where[b.uuid]][ja] > 0:
                     if need[ka][cls_of[b.uuid]] > 0:
                         partner = b
                         break
@@ -812,7 +833,7 @@ class OraclePolicy(policy.Policy):
             moved.update((a.uuid, partner.uuid))
             need[kb][ja] -= 1
             where[a.uuid], where[partner.uuid] = kb, ka
-            pending.remove(partner)
+            pending = [b for b in pending if b is not partner]
             if need[ka][jb] > 0:
                 need[ka][jb] -= 1
             else:

@@ -174,11 +174,18 @@ class TestFlavors(base.BaseTestCase):
 
 class TestLiveMigration(base.BaseTestCase):
 
-    def _full(self, staging):
+    def _full(self, staging, other_vendor=False):
         scen = scenario.load('full-hosts')
         if staging:
             data = scenario.to_dict(scen)
-            data['hosts'].append({'class': 'small', 'names': ['spare']})
+            if other_vendor:
+                # listed first, so the reference must pass it over
+                data['hardware']['small-amd'] = dict(
+                    data['hardware']['small'], cpu_vendor='amd')
+                data['hosts'].insert(1, {'class': 'small-amd',
+                                         'names': ['spare-amd']})
+            data['hosts'].append({'class': 'small', 'names': ['spare',
+                                                              'spare-2']})
             scen = scenario.from_dict(data, 'full-hosts+spare')
         return simulator.Simulator(scen)
 
@@ -210,6 +217,40 @@ class TestLiveMigration(base.BaseTestCase):
             self.assertEqual((), outcome.rejected)
             if staging:
                 self.assertEqual('spare', plan[0].dest_host)
+
+    def test_staging_host_is_one_the_instance_can_live_migrate_to(self):
+        sim = self._full(staging=True, other_vendor=True)
+        ref = oracle.OraclePolicy()
+        ref.bind(sim)
+        plan = ref._feasible((self._swap(sim),))
+        self.assertEqual(['spare', 'full-0', 'full-1'],
+                         [leg.dest_host for leg in plan])
+        self.assertEqual((), sim.apply(cluster.Plan(actions=plan)).rejected)
+
+    def test_a_swap_its_own_hosts_refuse_is_not_staged_anywhere(self):
+        # the second leg names a socket full-0 does not have: whichever
+        # host holds the first instance meanwhile, that leg is refused,
+        # so one staging host is tried and the scratch is put back
+        sim = self._full(staging=True)
+        swap = self._swap(sim)
+        swap = cluster.Swap(swap.first, cluster.Migrate(
+            swap.second.instance, 'full-1', 'full-0', 7))
+        ref = oracle.OraclePolicy()
+        ref.bind(sim)
+        scratch = sim.scratch()
+        self.assertEqual('first_leg', scratch.attempt(swap).kind)
+        tried = []
+        attempt = scratch.attempt
+
+        def counted(action):
+            tried.append(action)
+            return attempt(action)
+        scratch.attempt = counted
+        self.assertEqual((), ref._staged(scratch, swap))
+        self.assertEqual(['spare', 'full-0'],
+                         [leg.dest_host for leg in tried])
+        moved = scratch.state.by_uuid[swap.first.instance]
+        self.assertEqual('full-0', scratch.state.hosts[moved.host].name)
 
     def test_reference_on_full_hosts_emits_only_accepted_actions(self):
         result = simulator.run('full-hosts', 'oracle', epochs=2)
