@@ -12,7 +12,15 @@ cancel out. For every plan with actions it reports whether the predicted
 and measured mean agree in direction (a change under :data:`FLAT_PCT` is
 none), how far apart both measures are (bias: predicted less measured,
 on average), and how often the worst-off instance fell more than a
-point further than predicted. All figures are simulated.
+point further than predicted.
+
+Its second table looks at what the harm check refuses in those audits
+(:func:`refusals_one`): each move the phases proposed and the check
+dropped is run alone in the simulator, and counted as harmful (some VM
+falls past ``max_vm_harm``), harmless and paying (none does and the mean
+rises), or neither. A check that refuses many harmless paying moves
+leaves gain behind; one that lets harmful ones through is the bench
+above. All figures are simulated.
 
     python -m bench.indicators [--clusters N] [--seed S] [--jobs J]
 """
@@ -43,6 +51,9 @@ SETTLE_EPOCHS = 20
 #: A predicted or measured mean change smaller than this (in %) is "no
 #: change": its direction is not judged.
 FLAT_PCT = 0.1
+#: A refused move that would have raised the cluster's mean by more than
+#: this (in %) is counted apart: a gain worth a live migration.
+REFUSED_GAIN_PCT = 0.2
 
 
 def run_one(item, policy, victim):
@@ -80,6 +91,75 @@ def run_one(item, policy, victim):
             + swap.performance_change(changes, len(changes)))
 
 
+def refusals_one(item, policy, victim):
+    """What the harm check dropped from the first audit, judged by truth.
+
+    The plan the phases propose (:func:`contention.swap.cache_aware` /
+    :func:`contention.swap.numa_aware`) against the plan the audit keeps
+    (:func:`contention.swap.run_audit`): each dropped action is run alone
+    on a scratch copy of the cluster as the audit saw it, and every VM's
+    steady performance (no copy running) set against its performance
+    without it. Returns ``[(reason, worst %, mean %)]``, the reason being
+    the first word of the check's skip for the action's instance.
+    """
+    spec, cseed, name = item
+    scen = generate.scenario(spec, cseed, name)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        cluster_sim = sim.Simulator(scen)
+        pol = sim.load_policy(policy, victim_selection=victim)
+        pol.bind(cluster_sim)
+        cluster_sim.step()
+        view = cluster_sim.view()
+        propose = (swap.cache_aware if type(pol).algorithm == swap.CACHE_AWARE
+                   else swap.numa_aware)
+        proposed = propose(view, pol.params)
+        kept = swap.run_audit(view, pol.params, algorithm=type(pol).algorithm)
+    why = {}
+    for skip in kept.skipped:
+        why.setdefault(skip.subject, skip.reason.split(':')[0])
+    t = cluster_sim.now + scen.epoch_s / 2.0
+
+    def perf(scratch):
+        return scratch.state.performance(scratch.state.problem(t))[1]
+
+    base = perf(cluster_sim.scratch())
+    out = []
+    for action in proposed.actions:
+        if action in kept.actions:
+            continue
+        scratch = cluster_sim.scratch()
+        if scratch.attempt(action) is not None:
+            continue
+        change = perf(scratch) / base - 1.0
+        subject = (action.first.instance if hasattr(action, 'first')
+                   else action.instance)
+        out.append((why.get(subject, 'other'), 100.0 * float(change.min()),
+                    100.0 * float(perf(scratch).mean() / base.mean() - 1.0)))
+    return out
+
+
+def refusal_summary(rows, bound_pct):
+    """Cells for one policy: per reason, and over all refusals."""
+    cells = []
+    for reason in sorted({r for r, _, _ in rows}) + [None]:
+        mine = [(w, m) for r, w, m in rows if reason is None or r == reason]
+        harmful = [w for w, _ in mine if w < -bound_pct]
+        paid = [m for w, m in mine if w >= -bound_pct and m > 0]
+        cells.append(dict(
+            reason=reason or 'all', dropped=len(mine), harmful=len(harmful),
+            harmful_median=(statistics.median(harmful) if harmful
+                            else float('nan')),
+            paid=len(paid),
+            paid_median=statistics.median(paid) if paid else float('nan'),
+            paid_over=sum(m > REFUSED_GAIN_PCT for m in paid)))
+    return cells
+
+
+def _cell(fmt, value):
+    return 'n/a' if np.isnan(value) else fmt % value
+
+
 def direction(value):
     return 0 if abs(value) < FLAT_PCT else (1 if value > 0 else -1)
 
@@ -115,6 +195,19 @@ INTRO = (
     '`doc/watcher.md`, "Efficacy indicators".')
 
 
+REFUSALS_INTRO = (
+    '[simulated] What the harm check refuses, judged by the simulator: the '
+    'same first audits of %d clusters (family seed %d); each action the '
+    'phases proposed and the check dropped, run alone on a copy of the '
+    'cluster as the audit saw it (no copy cost, steady performance). '
+    '*Harmful*: some VM falls by more than %g %% (`max_vm_harm`, the '
+    'evaluation\'s bound for every VM, services included); *harmless and '
+    'raising the mean*: none does and the mean rises; the rest change '
+    'nothing or lower the mean. A move alone is not the move in its plan, '
+    'whose other moves the check also weighed; the last column counts the '
+    'harmless ones worth more than %g %% of the mean.')
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--clusters', type=int, default=100,
@@ -148,6 +241,28 @@ def main(argv=None):
                   % (policy, victim, s['plans'], s['agree'], s['opposite'],
                      s['mean_mae'], s['mean_median'], s['mean_bias'],
                      s['corr'], s['worst_mae'], s['worst_under']))
+            sys.stdout.flush()
+        print()
+        print(REFUSALS_INTRO % (len(family), args.seed,
+                                100 * swap.SwapParameters().max_vm_harm,
+                                REFUSED_GAIN_PCT))
+        print()
+        print('| policy | harm check\'s reason | dropped | harmful: count '
+              '| median worst VM, %% | harmless and raising the mean: count '
+              '| median mean change, %% | of them over %g %% |'
+              % REFUSED_GAIN_PCT)
+        print('|---|---|---:|---:|---:|---:|---:|---:|')
+        bound = 100 * swap.SwapParameters().max_vm_harm
+        for policy, victim in POLICIES:
+            rows = [r for part in pool.map(functools.partial(
+                refusals_one, policy=policy, victim=victim), family)
+                for r in part]
+            for c in refusal_summary(rows, bound):
+                print('| %s (%s) | %s | %d | %d | %s | %d | %s | %d |'
+                      % (policy, victim, c['reason'], c['dropped'],
+                         c['harmful'], _cell('%.1f', c['harmful_median']),
+                         c['paid'], _cell('%+.2f', c['paid_median']),
+                         c['paid_over']))
             sys.stdout.flush()
     return 0
 

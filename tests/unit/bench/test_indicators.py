@@ -36,3 +36,32 @@ class TestIndicatorsBench(testtools.TestCase):
         self.assertAlmostEqual((3.0 + 0.07 + 3.0 + 0.5) / 4, s['mean_mae'])
         self.assertAlmostEqual((-3.0 + 0.07 + 3.0 + 0.5) / 4,
                                s['mean_bias'])
+
+    def test_a_refused_move_is_judged_alone_by_the_simulator(self):
+        # gen-small-001's first audit drops moves for harm_bound; each,
+        # run alone, lowers some VM: the check was right about these.
+        item = generate.family(19, small=2)[1]
+        rows = indicators.refusals_one(item, 'numa_aware_swap',
+                                       'sensitivity_cost')
+        self.assertTrue(rows)
+        for reason, worst, mean in rows:
+            self.assertEqual('harm_bound', reason)
+            self.assertLess(worst, 0.0)
+
+    def test_refusals_split_into_harmful_paying_and_neither(self):
+        rows = [('harm_bound', -12.0, 0.3),    # harmful, whatever it gains
+                ('harm_bound', -2.0, 0.5),     # harmless, pays over 0.2 %
+                ('harm_bound', -1.0, 0.1),     # harmless, pays a little
+                ('numa_remote', 0.0, -0.1)]    # neither
+        cells = {c['reason']: c for c in indicators.refusal_summary(
+            rows, 5.0)}
+        self.assertEqual(['all', 'harm_bound', 'numa_remote'],
+                         sorted(cells))
+        hb = cells['harm_bound']
+        self.assertEqual((3, 1, 2, 1), (hb['dropped'], hb['harmful'],
+                                        hb['paid'], hb['paid_over']))
+        self.assertAlmostEqual(0.3, hb['paid_median'])
+        self.assertEqual((4, 1, 2), (cells['all']['dropped'],
+                                     cells['all']['harmful'],
+                                     cells['all']['paid']))
+        self.assertEqual(0, cells['numa_remote']['paid'])
