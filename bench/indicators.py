@@ -131,11 +131,12 @@ def refusals_one(item, policy, victim):
         scratch = cluster_sim.scratch()
         if scratch.attempt(action) is not None:
             continue
-        change = perf(scratch) / base - 1.0
+        after = perf(scratch)
         subject = (action.first.instance if hasattr(action, 'first')
                    else action.instance)
-        out.append((why.get(subject, 'other'), 100.0 * float(change.min()),
-                    100.0 * float(perf(scratch).mean() / base.mean() - 1.0)))
+        out.append((why.get(subject, 'other'),
+                    100.0 * float((after / base - 1.0).min()),
+                    100.0 * float(after.mean() / base.mean() - 1.0)))
     return out
 
 
