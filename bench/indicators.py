@@ -243,9 +243,9 @@ def main(argv=None):
                      s['mean_mae'], s['mean_median'], s['mean_bias'],
                      s['corr'], s['worst_mae'], s['worst_under']))
             sys.stdout.flush()
+        bound = 100 * swap.SwapParameters().max_vm_harm
         print()
-        print(REFUSALS_INTRO % (len(family), args.seed,
-                                100 * swap.SwapParameters().max_vm_harm,
+        print(REFUSALS_INTRO % (len(family), args.seed, bound,
                                 REFUSED_GAIN_PCT))
         print()
         print('| policy | harm check\'s reason | dropped | harmful: count '
@@ -253,7 +253,6 @@ def main(argv=None):
               '| median mean change, %% | of them over %g %% |'
               % REFUSED_GAIN_PCT)
         print('|---|---|---:|---:|---:|---:|---:|---:|')
-        bound = 100 * swap.SwapParameters().max_vm_harm
         for policy, victim in POLICIES:
             rows = [r for part in pool.map(functools.partial(
                 refusals_one, policy=policy, victim=victim), family)
