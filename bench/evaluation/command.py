@@ -119,9 +119,7 @@ def main(argv=None):
     command = 'python -m bench.evaluation%s --family %d,%d,%d' % (
         ' --quick' if args.quick else '', size[0], size[1], size[2])
     lead = family_section(family, size, args.family_seed,
-                          family_mod.EPOCHS, jobs, family_wall,
-                          family_mod.LARGE_SKIPPED if size[2] else {},
-                          timeouts)
+                          family_mod.EPOCHS, jobs, family_wall, timeouts)
     lead += holdout_section(holdout, size, jobs, family, args.family_seed)
     doc = document(results, arrivals, weigher_why, sweep, checks, command,
                    elapsed, args.quick, overcommit, prices, family=lead)
@@ -163,9 +161,7 @@ def family_only(args, size, jobs, family, timeouts, wall, holdout=None):
     os.makedirs(IMAGE_DIR, exist_ok=True)
     family_plots(family, 'evaluation-large' if large else 'evaluation-family')
     lead = family_section(family, size, args.family_seed,
-                          family_mod.EPOCHS, jobs, wall,
-                          family_mod.LARGE_SKIPPED if size[2] else {},
-                          timeouts)
+                          family_mod.EPOCHS, jobs, wall, timeouts)
     if not large:
         lead[2] += (' Run alone (`python -m bench.evaluation --family-only '
                     '--family %d,%d,%d`): the sections after this one%s come '

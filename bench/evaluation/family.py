@@ -32,12 +32,8 @@ from contention.sim import generate
 FAMILY_ENTRIES = tuple(e for e in plan.ENTRIES
                        if e.label not in (plan.MIX, plan.LAGGED))
 
-#: Rows not run on large clusters, and why (the page says so).
-LARGE_SKIPPED = {
-    'watcher workload_stabilization': 'needs minutes per audit beyond 100 '
-                                      'hosts (see the decision-time sweep)',
-}
-#: Clusters with more hosts than this are "large" for LARGE_SKIPPED.
+#: Clusters with more hosts than this are "large": their rows get
+#: :data:`LARGE_ROW_CPU_S`.
 LARGE_HOSTS = 100
 
 #: CPU seconds one row may spend on one cluster; a row over it is left out
@@ -105,13 +101,6 @@ def outcome(result):
                    notes=tuple(result.notes))
 
 
-def entries_for(hosts):
-    """The rows a cluster of ``hosts`` runs."""
-    if hosts <= LARGE_HOSTS:
-        return FAMILY_ENTRIES
-    return tuple(e for e in FAMILY_ENTRIES if e.label not in LARGE_SKIPPED)
-
-
 def row_cpu_s(hosts):
     """CPU seconds a row may spend on a cluster of ``hosts``."""
     return ROW_CPU_S if hosts <= LARGE_HOSTS else LARGE_ROW_CPU_S
@@ -154,9 +143,9 @@ def cpu_limit(seconds):
 def run_cluster(item, limit=None, entries=None, noise=0.0):
     """(name, spec, {label: Outcome}, timed-out labels, wall s) of a cluster.
 
-    ``entries``: the rows to run (default :func:`entries_for` the
-    cluster); ``noise``: the scenario's counter noise (generated clusters
-    have none). Runs in a child process (see :func:`run_family`).
+    ``entries``: the rows to run (default :data:`FAMILY_ENTRIES`);
+    ``noise``: the scenario's counter noise (generated clusters have
+    none). Runs in a child process (see :func:`run_family`).
     """
     from bench.evaluation import run  # Watcher's modules, in the child
     spec, seed, name = item
@@ -166,7 +155,7 @@ def run_cluster(item, limit=None, entries=None, noise=0.0):
     if noise:
         scen = dataclasses.replace(scen, noise=noise)
     rows, timed_out = {}, []
-    for e in entries or entries_for(spec.hosts):
+    for e in entries or FAMILY_ENTRIES:
         try:
             with cpu_limit(limit or row_cpu_s(spec.hosts)):
                 rows[e.label] = outcome(run.run_entry(scen, e)[0])
@@ -186,7 +175,7 @@ def run_family(size=DEFAULT_SIZE, seed=DEFAULT_SEED, jobs=None,
     parallel, smallest first. With ``budget_s``, clusters not finished
     when it is spent are stopped and left out, listed under the name
     ``'(unfinished)'`` of the second mapping. ``entries``: the rows
-    (default :func:`entries_for` each cluster); ``noise``: counter noise
+    (default :data:`FAMILY_ENTRIES`); ``noise``: counter noise
     on every cluster (:func:`run_cluster`).
     """
     small, medium, large = size

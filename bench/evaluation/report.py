@@ -1069,8 +1069,7 @@ def peer_actions(result):
     return text
 
 
-def family_section(family, size, seed, epochs, jobs, wall, skipped,
-                   timeouts=None):
+def family_section(family, size, seed, epochs, jobs, wall, timeouts=None):
     """The page's lead: the family table, win/tie/loss and the targets.
 
     A run of large clusters only (:func:`is_large_only`) gets the same
@@ -1153,9 +1152,6 @@ def family_section(family, size, seed, epochs, jobs, wall, skipped,
             _spread_cell(s['migrations'], count),
             _spread_cell(s['rejected'], count),
             s['mean_harm'], s['vm_harm']))
-    if skipped:
-        d += ['', 'Not run on the large clusters: %s.' % '; '.join(
-            '%s (%s)' % kv for kv in skipped.items())]
     timeouts = dict(timeouts or {})
     unfinished = timeouts.pop('(unfinished)', ())
     if unfinished:

@@ -449,13 +449,6 @@ class TestFamilyPlan(testtools.TestCase):
                       'cache_aware_swap (extreme)'):
             self.assertIn(label, labels)
 
-    def test_large_clusters_skip_what_cannot_finish(self):
-        small = family.entries_for(family.LARGE_HOSTS)
-        large = family.entries_for(family.LARGE_HOSTS + 1)
-        self.assertEqual(family.FAMILY_ENTRIES, small)
-        self.assertEqual(set(e.label for e in small) - set(
-            e.label for e in large), set(family.LARGE_SKIPPED))
-
     def test_a_run_over_its_cpu_bound_is_stopped(self):
         def spin():
             while True:
