@@ -29,6 +29,7 @@ import argparse
 import functools
 import multiprocessing
 import os
+import re
 import statistics
 import sys
 import warnings
@@ -54,6 +55,9 @@ FLAT_PCT = 0.1
 #: A refused move that would have raised the cluster's mean by more than
 #: this (in %) is counted apart: a gain worth a live migration.
 REFUSED_GAIN_PCT = 0.2
+#: The instance a skip of the harm check names as the one it protects
+#: (``harm_bound: <uuid> has ...``).
+_NAMED = re.compile(r'[a-z_]+: ([0-9a-f]{8}-[0-9a-f-]{27})\b')
 
 
 def run_one(item, policy, victim):
@@ -99,8 +103,11 @@ def refusals_one(item, policy, victim):
     (:func:`contention.swap.run_audit`): each dropped action is run alone
     on a scratch copy of the cluster as the audit saw it, and every VM's
     steady performance (no copy running) set against its performance
-    without it. Returns ``[(reason, worst %, mean %)]``, the reason being
-    the first word of the check's skip for the action's instance.
+    without it. Returns ``[(reason, worst %, mean %, named %)]``, the
+    reason being the first word of the check's skip for the action's
+    instance, and ``named`` the change of the instance that skip names as
+    the one it protects (None where it names none): whether the check
+    refused for the VM the move would harm.
     """
     spec, cseed, name = item
     scen = generate.scenario(spec, cseed, name)
@@ -117,8 +124,10 @@ def refusals_one(item, policy, victim):
         kept = swap.run_audit(view, pol.params, algorithm=type(pol).algorithm)
     why = {}
     for skip in kept.skipped:
-        why.setdefault(skip.subject, skip.reason.split(':')[0])
+        why.setdefault(skip.subject, skip.reason)
     t = cluster_sim.now + scen.epoch_s / 2.0
+    index = {inst.uuid: k
+             for k, inst in enumerate(cluster_sim.state.instances)}
 
     def perf(scratch):
         return scratch.state.performance(scratch.state.problem(t))[1]
@@ -132,25 +141,34 @@ def refusals_one(item, policy, victim):
         if scratch.attempt(action) is not None:
             continue
         after = perf(scratch)
+        change = 100.0 * (after / base - 1.0)
         subject = (action.first.instance if hasattr(action, 'first')
                    else action.instance)
-        out.append((why.get(subject, 'other'),
-                    100.0 * float((after / base - 1.0).min()),
-                    100.0 * float(after.mean() / base.mean() - 1.0)))
+        reason = why.get(subject, 'other')
+        named = _NAMED.match(reason)
+        k = index.get(named.group(1)) if named else None
+        out.append((reason.split(':')[0], float(change.min()),
+                    100.0 * float(after.mean() / base.mean() - 1.0),
+                    None if k is None else float(change[k])))
     return out
 
 
 def refusal_summary(rows, bound_pct):
     """Cells for one policy: per reason, and over all refusals."""
     cells = []
-    for reason in sorted({r for r, _, _ in rows}) + [None]:
-        mine = [(w, m) for r, w, m in rows if reason is None or r == reason]
-        harmful = [w for w, _ in mine if w < -bound_pct]
-        paid = [m for w, m in mine if w >= -bound_pct and m > 0]
+    for reason in sorted({r[0] for r in rows}) + [None]:
+        mine = [(w, m, n) for r, w, m, n in rows
+                if reason is None or r == reason]
+        harmful = [w for w, _, _ in mine if w < -bound_pct]
+        paid = [m for w, m, _ in mine if w >= -bound_pct and m > 0]
+        named = [n for _, _, n in mine if n is not None]
         cells.append(dict(
             reason=reason or 'all', dropped=len(mine), harmful=len(harmful),
             harmful_median=(statistics.median(harmful) if harmful
                             else float('nan')),
+            named=len(named),
+            named_harmed=sum(n < -bound_pct for n in named),
+            named_unharmed=sum(n >= 0 for n in named),
             paid=len(paid),
             paid_median=statistics.median(paid) if paid else float('nan'),
             paid_over=sum(m > REFUSED_GAIN_PCT for m in paid)))
@@ -205,8 +223,12 @@ REFUSALS_INTRO = (
     'evaluation\'s bound for every VM, services included); *harmless and '
     'raising the mean*: none does and the mean rises; the rest change '
     'nothing or lower the mean. A move alone is not the move in its plan, '
-    'whose other moves the check also weighed; the last column counts the '
-    'harmless ones worth more than %g %% of the mean.')
+    'whose other moves the check also weighed; *over %g %%* counts the '
+    'harmless ones worth more than that share of the mean. *Named*: moves '
+    'whose skip names the VM the check protects (`harm_bound: <uuid> ...`), '
+    'and of them those where that VM itself falls past the bound, and '
+    'those where it does not fall at all: whether the check refused for '
+    'the VM the move would harm.')
 
 
 def main(argv=None):
@@ -250,19 +272,22 @@ def main(argv=None):
         print()
         print('| policy | harm check\'s reason | dropped | harmful: count '
               '| median worst VM, %% | harmless and raising the mean: count '
-              '| median mean change, %% | of them over %g %% |'
+              '| median mean change, %% | of them over %g %% | named: '
+              'count / it falls past the bound / it does not fall |'
               % REFUSED_GAIN_PCT)
-        print('|---|---|---:|---:|---:|---:|---:|---:|')
+        print('|---|---|---:|---:|---:|---:|---:|---:|---:|')
         for policy, victim in POLICIES:
             rows = [r for part in pool.map(functools.partial(
                 refusals_one, policy=policy, victim=victim), family)
                 for r in part]
             for c in refusal_summary(rows, bound):
-                print('| %s (%s) | %s | %d | %d | %s | %d | %s | %d |'
+                print('| %s (%s) | %s | %d | %d | %s | %d | %s | %d | '
+                      '%d / %d / %d |'
                       % (policy, victim, c['reason'], c['dropped'],
                          c['harmful'], _cell('%.1f', c['harmful_median']),
                          c['paid'], _cell('%+.2f', c['paid_median']),
-                         c['paid_over']))
+                         c['paid_over'], c['named'], c['named_harmed'],
+                         c['named_unharmed']))
             sys.stdout.flush()
     return 0
 

@@ -44,15 +44,19 @@ class TestIndicatorsBench(testtools.TestCase):
         rows = indicators.refusals_one(item, 'numa_aware_swap',
                                        'sensitivity_cost')
         self.assertTrue(rows)
-        for reason, worst, mean in rows:
+        for reason, worst, mean, named in rows:
             self.assertEqual('harm_bound', reason)
             self.assertLess(worst, 0.0)
+            # the skip names the VM it protects; no VM falls further
+            self.assertIsNotNone(named)
+            self.assertGreaterEqual(named, worst)
 
     def test_refusals_split_into_harmful_paying_and_neither(self):
-        rows = [('harm_bound', -12.0, 0.3),    # harmful, whatever it gains
-                ('harm_bound', -2.0, 0.5),     # harmless, pays over 0.2 %
-                ('harm_bound', -1.0, 0.1),     # harmless, pays a little
-                ('numa_remote', 0.0, -0.1)]    # neither
+        # (reason, worst VM, mean, the VM the skip names), in %
+        rows = [('harm_bound', -12.0, 0.3, -12.0),  # harmful, to that VM
+                ('harm_bound', -2.0, 0.5, 1.0),     # harmless, pays over
+                ('harm_bound', -1.0, 0.1, -1.0),    # 0.2 %; the next a little
+                ('numa_remote', 0.0, -0.1, None)]   # neither; names none
         cells = {c['reason']: c for c in indicators.refusal_summary(
             rows, 5.0)}
         self.assertEqual(['all', 'harm_bound', 'numa_remote'],
@@ -65,3 +69,15 @@ class TestIndicatorsBench(testtools.TestCase):
                                      cells['all']['harmful'],
                                      cells['all']['paid']))
         self.assertEqual(0, cells['numa_remote']['paid'])
+        self.assertEqual((3, 1, 1), (hb['named'], hb['named_harmed'],
+                                     hb['named_unharmed']))
+        self.assertEqual(0, cells['numa_remote']['named'])
+
+    def test_a_skip_names_the_vm_it_protects(self):
+        uuid = '51158160-d5d9-571d-893b-0f87e7bf4d81'
+        found = indicators._NAMED.match(
+            'harm_bound: %s has sensitivity 0.40 and would face new '
+            'co-runner LLC misses' % uuid)
+        self.assertEqual(uuid, found.group(1))
+        self.assertIsNone(indicators._NAMED.match(
+            'infeasible_step: node 1 would hold 49152 MiB of 32768'))
