@@ -440,6 +440,34 @@ class TestLanding(ContentionTestBase):
                              landing.nova_fit(host, asked.topology))
         self.assertEqual(2, predictor.nova_calls)
 
+    def test_an_answer_lives_as_long_as_the_host_usage(self):
+        # Kept on the host's NUMATopology, which Nova replaces when the
+        # usage changes: a later request of the same shape, even through
+        # another predictor, finds it there; new usage asks Nova again.
+        host = self.hosts('h')[0]
+        host.numa_topology = numa_host_topology((3, 1))
+        asked = landing.Request(request(vcpus=1, numa_cells=1))
+        self.assertEqual((1,), landing.LandingPredictor().nova_nodes(
+            host, asked))
+        predictor = landing.LandingPredictor()
+        self.assertEqual((1,), predictor.nova_nodes(host, asked))
+        self.assertEqual((0, 1), (predictor.nova_calls, predictor.hits))
+        host.numa_topology = numa_host_topology((1, 3))
+        self.assertEqual((0,), predictor.nova_nodes(host, asked))
+        self.assertEqual(1, predictor.nova_calls)
+
+    def test_a_host_keeps_a_bounded_number_of_answers(self):
+        host = self.hosts('h')[0]
+        host.numa_topology = numa_host_topology((3, 1))
+        asked = landing.Request(request(vcpus=1, numa_cells=1))
+        predictor = landing.LandingPredictor()
+        for k in range(2 * landing._ANSWERS_KEPT):
+            host.cpu_allocation_ratio = 1.0 + k
+            self.assertEqual(landing.nova_fit(host, asked.topology),
+                             predictor.nova_nodes(host, asked))
+            kept = host.numa_topology.__dict__[landing._ANSWERS]
+            self.assertLessEqual(len(kept), landing._ANSWERS_KEPT)
+
     def test_no_call_when_it_cannot_matter(self):
         host = self.hosts('h')[0]
         host.numa_topology = numa_host_topology((3, 1))
