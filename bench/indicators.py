@@ -57,7 +57,7 @@ FLAT_PCT = 0.1
 REFUSED_GAIN_PCT = 0.2
 #: The instance a skip of the harm check names as the one it protects
 #: (``harm_bound: <uuid> has ...``).
-_NAMED = re.compile(r'[a-z_]+: ([0-9a-f]{8}-[0-9a-f-]{27})\b')
+_NAMED = re.compile(r'harm_bound: ([0-9a-f]{8}-[0-9a-f-]{27})\b')
 
 
 def run_one(item, policy, victim):
@@ -224,8 +224,8 @@ REFUSALS_INTRO = (
     'raising the mean*: none does and the mean rises; the rest change '
     'nothing or lower the mean. A move alone is not the move in its plan, '
     'whose other moves the check also weighed; *over %g %%* counts the '
-    'harmless ones worth more than that share of the mean. *Named*: moves '
-    'whose skip names the VM the check protects (`harm_bound: <uuid> ...`), '
+    'harmless ones worth more than that share of the mean. *Named*: '
+    '`harm_bound` skips, which name the VM the check protects, '
     'and of them those where that VM itself falls past the bound, and '
     'those where it does not fall at all: whether the check refused for '
     'the VM the move would harm.')
