@@ -142,8 +142,7 @@ class LandingPredictor:
         host_topology = host_state.numa_topology
         if not request.topology or not host_topology:
             return tuple(sorted(cells.states))
-        if (cells.uniform
-                and len(host_signature(host_topology)) == len(cells.states)):
+        if cells.uniform and len(host_topology.cells) == len(cells.states):
             self.skipped += 1
             return tuple(sorted(cells.states))[:request.cell_count]
         return self.nova_nodes(host_state, request)
